@@ -1,0 +1,335 @@
+//! The entropy coder for bit arrays: an adaptive run-length model
+//! ([`model`]) driving an interleaved rANS coder ([`block`]).
+//!
+//! The array is cut into blocks of [`BLOCK_BITS`] bits that are coded
+//! independently (each with its own adaptive model), so large filters encode
+//! and decode on several cores. The payload is: the byte lengths of all blocks
+//! but the last (LEB128 varints), then the block streams back to back.
+//!
+//! The coded size stays within [`payload_bits_bound`] of the entropy bound
+//! log2 C(m, x); the tests check that bound on every configuration of the
+//! benchmark set.
+
+pub(crate) mod block;
+pub(crate) mod model;
+
+use crate::format::varint;
+use thiserror::Error;
+
+/// Bits per independently coded block (a multiple of 64, so blocks are
+/// word-aligned in memory).
+pub const BLOCK_BITS: u64 = 1 << 23;
+const _: () = assert!(BLOCK_BITS % 64 == 0);
+
+/// Ways a coded payload can be malformed. Offsets are in bytes from the start
+/// of the payload.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CoderError {
+    /// The payload ended while the decoder still needed input.
+    #[error("coded payload ends early at byte {offset}")]
+    UnexpectedEnd {
+        /// Where input ran out.
+        offset: usize,
+    },
+    /// A decoded run goes past the end of its block.
+    #[error(
+        "decoded run reaches bit {position}, past the end of its block (payload byte {offset})"
+    )]
+    RunPastEnd {
+        /// Payload byte being read.
+        offset: usize,
+        /// Bit position the run would reach (block-relative).
+        position: u64,
+    },
+    /// A block stream has bytes left after its last symbol.
+    #[error("coded block has unread bytes from payload byte {offset}")]
+    TrailingData {
+        /// First unread byte.
+        offset: usize,
+    },
+    /// A coder state is outside its invariant range (corrupt stream).
+    #[error("coder state invalid at payload byte {offset}")]
+    BadState {
+        /// Where it was detected.
+        offset: usize,
+    },
+    /// The block length table is malformed or inconsistent with the payload.
+    #[error("block table invalid at payload byte {offset}: {reason}")]
+    BlockTable {
+        /// Where it was detected.
+        offset: usize,
+        /// What was wrong.
+        reason: &'static str,
+    },
+}
+
+impl CoderError {
+    fn shifted(self, base: usize) -> Self {
+        match self {
+            CoderError::UnexpectedEnd { offset } => CoderError::UnexpectedEnd {
+                offset: offset + base,
+            },
+            CoderError::RunPastEnd { offset, position } => CoderError::RunPastEnd {
+                offset: offset + base,
+                position,
+            },
+            CoderError::TrailingData { offset } => CoderError::TrailingData {
+                offset: offset + base,
+            },
+            CoderError::BadState { offset } => CoderError::BadState {
+                offset: offset + base,
+            },
+            e @ CoderError::BlockTable { .. } => e,
+        }
+    }
+}
+
+/// Number of blocks for an m-bit array.
+pub fn block_count(m: u64) -> u64 {
+    m.div_ceil(BLOCK_BITS).max(1)
+}
+
+/// Upper bound on the coded payload in bits for an m-bit array whose entropy
+/// bound is `log2_binomial` = log2 C(m, x) bits.
+///
+/// Per block: the rANS flush (32 bits per lane), the learning cost of the
+/// adaptive model (about 0.72 bits per doubling stage, 24 stages at most),
+/// the virtual end-of-block symbol (at most ~20 bits), a few bits of
+/// termination, and up to 32 bits of block-length varint; plus 0.04% of the
+/// entropy bound for quantisation of the model (12-bit frequencies) and the
+/// uniform coding of low run bits. `tests/coder_size.rs` checks real payloads
+/// against this bound.
+pub fn payload_bits_bound(m: u64, log2_binomial: f64) -> f64 {
+    let blocks = block_count(m);
+    let full = m / BLOCK_BITS;
+    let lanes_bits = |bits: u64| 32.0 * block::lanes_for(bits) as f64;
+    let mut per_block = full as f64 * (lanes_bits(BLOCK_BITS) + 100.0);
+    if full < blocks {
+        per_block += lanes_bits(m - full * BLOCK_BITS) + 100.0;
+    }
+    let table = 32.0 * (blocks - 1) as f64;
+    log2_binomial * 1.0004 + per_block + table
+}
+
+fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
+    let blocks = block_count(m);
+    (0..blocks).map(move |b| {
+        let start = b * BLOCK_BITS;
+        let bits = (m - start).min(BLOCK_BITS);
+        ((start / 64) as usize, bits)
+    })
+}
+
+/// Threads to use for `blocks` blocks (1 unless the array is large).
+fn threads_for(blocks: u64) -> usize {
+    if blocks < 2 {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(blocks as usize)
+}
+
+/// Encodes the first `m` bits of `words` and appends the payload to `out`.
+pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
+    encode_with_threads(words, m, out, threads_for(block_count(m)));
+}
+
+/// [`encode`] with an explicit thread count (1 = on the calling thread).
+pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize) {
+    let spans: Vec<(usize, u64)> = block_spans(m).collect();
+    let encode_one = |&(w0, bits): &(usize, u64)| {
+        let mut v = Vec::new();
+        let wn = bits.div_ceil(64) as usize;
+        block::encode_block(&words[w0..w0 + wn], bits, &mut v);
+        v
+    };
+    let streams: Vec<Vec<u8>> = if threads <= 1 || spans.len() < 2 {
+        spans.iter().map(encode_one).collect()
+    } else {
+        let chunk = spans.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = spans
+                .chunks(chunk)
+                .map(|c| s.spawn(move || c.iter().map(encode_one).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("encoder thread panicked"))
+                .collect()
+        })
+    };
+    if let Some((_, init)) = streams.split_last() {
+        for s in init {
+            varint::put(out, s.len() as u64);
+        }
+    }
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+}
+
+/// Decodes a payload into `words` (which must hold exactly ⌈m/64⌉ zeroed
+/// words).
+///
+/// # Errors
+/// Any [`CoderError`]: the payload is not exactly what [`encode`] produces
+/// for some m-bit array.
+pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderError> {
+    decode_with_threads(payload, m, words, threads_for(block_count(m)))
+}
+
+/// [`decode`] with an explicit thread count.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_with_threads(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<(), CoderError> {
+    let blocks = block_count(m) as usize;
+    // Block table: blocks − 1 varint lengths. Each length is checked against
+    // the bytes that remain before any block is decoded.
+    let mut offset = 0usize;
+    let mut lens = Vec::with_capacity(blocks.min(payload.len() + 1));
+    for _ in 1..blocks {
+        let (len, used) = varint::get(&payload[offset..])
+            .map_err(|reason| CoderError::BlockTable { offset, reason })?;
+        offset += used;
+        lens.push(len);
+    }
+    let mut ranges = Vec::with_capacity(blocks);
+    let mut at = offset;
+    for &len in &lens {
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| at.checked_add(l))
+            .filter(|&e| e <= payload.len())
+            .ok_or(CoderError::BlockTable {
+                offset,
+                reason: "block lengths exceed the payload",
+            })?;
+        ranges.push((at, end));
+        at = end;
+    }
+    ranges.push((at, payload.len()));
+    // Split the output into disjoint per-block word slices.
+    let mut jobs: Vec<(&[u8], u64, &mut [u64], usize)> = Vec::with_capacity(blocks);
+    let mut rest = words;
+    for ((_, bits), &(s, e)) in block_spans(m).zip(&ranges) {
+        let wn = bits.div_ceil(64) as usize;
+        let (head, tail) = rest.split_at_mut(wn);
+        rest = tail;
+        jobs.push((&payload[s..e], bits, head, s));
+    }
+    let run =
+        |job: &mut (&[u8], u64, &mut [u64], usize)| block::decode_block(job.0, job.1, job.2, job.3);
+    if threads <= 1 || jobs.len() < 2 {
+        return jobs.iter_mut().try_for_each(run);
+    }
+    let chunk = jobs.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks_mut(chunk)
+            .map(|c| s.spawn(move || c.iter_mut().try_for_each(run)))
+            .collect();
+        // Report the first failing block in payload order.
+        let mut result = Ok(());
+        for h in handles {
+            let r = h.join().unwrap_or(Err(CoderError::BadState { offset: 0 }));
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::log2_binomial;
+
+    /// splitmix64, a fixed-seed generator for test bit arrays.
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn random_bits(m: u64, density: f64, seed: u64) -> Vec<u64> {
+        let mut s = seed;
+        let mut w = vec![0u64; m.div_ceil(64) as usize];
+        let thresh = (density * 2f64.powi(64)) as u64;
+        for i in 0..m {
+            if splitmix(&mut s) < thresh || density >= 1.0 {
+                w[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        w
+    }
+
+    fn round_trip(w: &[u64], m: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(w, m, &mut out);
+        let mut back = vec![0u64; m.div_ceil(64) as usize];
+        decode(&out, m, &mut back).unwrap();
+        assert_eq!(back, w, "m={m}");
+        out
+    }
+
+    #[test]
+    fn round_trips_edge_arrays() {
+        for m in [1u64, 2, 63, 64, 65, 1000] {
+            for density in [0.0, 0.001, 0.1, 0.5, 0.9, 1.0] {
+                let w = random_bits(m, density, m ^ 77);
+                round_trip(&w, m);
+            }
+        }
+    }
+
+    #[test]
+    fn round_trips_multi_block_and_threads() {
+        let m = 2 * BLOCK_BITS + 12_345;
+        let w = random_bits(m, 0.13, 5);
+        let single = {
+            let mut o = Vec::new();
+            encode_with_threads(&w, m, &mut o, 1);
+            o
+        };
+        let multi = round_trip(&w, m);
+        assert_eq!(single, multi, "thread count must not change the bytes");
+        let mut back = vec![0u64; w.len()];
+        decode_with_threads(&single, m, &mut back, 1).unwrap();
+        assert_eq!(back, w);
+    }
+
+    #[test]
+    fn size_near_entropy_bound() {
+        let m = 140_000;
+        let w = random_bits(m, 0.133, 1);
+        let x: u64 = w.iter().map(|v| u64::from(v.count_ones())).sum();
+        let out = round_trip(&w, m);
+        let bound = log2_binomial(m, x);
+        let bits = out.len() as f64 * 8.0;
+        assert!(bits <= payload_bits_bound(m, bound), "{bits} vs {bound}");
+    }
+
+    #[test]
+    fn truncation_is_an_error() {
+        let m = 10_000;
+        let w = random_bits(m, 0.2, 3);
+        let mut out = Vec::new();
+        encode(&w, m, &mut out);
+        for cut in 0..out.len() {
+            let mut back = vec![0u64; w.len()];
+            assert!(decode(&out[..cut], m, &mut back).is_err(), "cut {cut}");
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The in-memory Bloom filter: a packed bit array plus the parameters that
+//! say how keys map to bits.
+//!
+//! Bit `i` of the filter lives in byte `i / 8` at bit position `i % 8`
+//! (least significant bit first) of the packed form, which is also the order
+//! of the 64-bit words in memory read as little-endian. Bits at positions
+//! `>= m` in the last word are always zero: every constructor and every
+//! operation keeps that invariant, and the decoder checks it.
+
+use crate::hash::{HashScheme, KeyHash};
+use thiserror::Error;
+
+/// Largest number of hash positions per key this crate (and format v1) allows.
+pub const MAX_K: u32 = 64;
+
+/// Largest number of bits a filter may have (2^56 bits = 8 PiB): far beyond
+/// memory, but it keeps `m` and byte counts well inside `u64` arithmetic.
+pub const MAX_M: u64 = 1 << 56;
+
+/// The parameters two parties must agree on for their filters to mean the
+/// same thing. Two filters can be combined only if these are equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FilterParams {
+    /// Number of bits, `1..=MAX_M`.
+    pub m: u64,
+    /// Number of hash positions per key, `1..=MAX_K`.
+    pub k: u32,
+    /// Seed of the key hash.
+    pub seed: u64,
+    /// How keys map to positions.
+    pub scheme: HashScheme,
+}
+
+impl FilterParams {
+    /// Parameters with the default (and in v1 only) hash scheme.
+    pub const fn new(m: u64, k: u32, seed: u64) -> Self {
+        FilterParams {
+            m,
+            k,
+            seed,
+            scheme: HashScheme::Xxh3EnhancedDouble,
+        }
+    }
+
+    /// Checks the ranges documented on the fields.
+    ///
+    /// # Errors
+    /// [`FilterError::InvalidM`] or [`FilterError::InvalidK`].
+    pub fn validate(&self) -> Result<(), FilterError> {
+        if self.m == 0 || self.m > MAX_M {
+            return Err(FilterError::InvalidM { m: self.m });
+        }
+        if self.k == 0 || self.k > MAX_K {
+            return Err(FilterError::InvalidK { k: self.k });
+        }
+        Ok(())
+    }
+
+    /// Number of 64-bit words that hold `m` bits.
+    pub fn word_len(&self) -> usize {
+        self.m.div_ceil(64) as usize
+    }
+
+    /// Number of bytes of the packed bit array: ⌈m / 8⌉.
+    pub fn byte_len(&self) -> u64 {
+        self.m.div_ceil(8)
+    }
+}
+
+/// Caller misuse of the filter API.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FilterError {
+    /// `m` is 0 or above [`MAX_M`].
+    #[error("m = {m} bits is out of range (1..={max})", max = MAX_M)]
+    InvalidM {
+        /// The rejected value.
+        m: u64,
+    },
+    /// `k` is 0 or above [`MAX_K`].
+    #[error("k = {k} hash positions is out of range (1..={max})", max = MAX_K)]
+    InvalidK {
+        /// The rejected value.
+        k: u32,
+    },
+    /// Two filters with different parameters cannot be combined.
+    #[error("filter parameters differ: {left:?} vs {right:?}")]
+    ParamsMismatch {
+        /// Parameters of the receiver.
+        left: FilterParams,
+        /// Parameters of the argument.
+        right: FilterParams,
+    },
+    /// A packed bit array has the wrong length for `m`.
+    #[error("bit array is {actual} bytes, m = {m} bits needs exactly {expected}")]
+    BitArrayLength {
+        /// m of the parameters.
+        m: u64,
+        /// ⌈m/8⌉.
+        expected: u64,
+        /// What was given.
+        actual: u64,
+    },
+    /// A packed bit array has ones past bit m − 1.
+    #[error("bit array has bits set at or after position m = {m}")]
+    PaddingBitsSet {
+        /// m of the parameters.
+        m: u64,
+    },
+    /// The memory for the bit array could not be reserved.
+    #[error("cannot allocate {bytes} bytes for the bit array")]
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: u64,
+    },
+}
+
+/// A Bloom filter over byte-string keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BloomFilter {
+    params: FilterParams,
+    /// Number of keys inserted (or declared by whoever built the bits).
+    n: u64,
+    words: Vec<u64>,
+}
+
+impl BloomFilter {
+    /// An empty filter.
+    ///
+    /// # Errors
+    /// Parameters out of range, or the bit array cannot be allocated.
+    ///
+    /// # Examples
+    /// ```
+    /// use compressed_bloom::{BloomFilter, FilterParams};
+    /// let mut f = BloomFilter::new(FilterParams::new(1000, 3, 7))?;
+    /// f.insert(b"apple");
+    /// assert!(f.contains(b"apple"));
+    /// # Ok::<(), compressed_bloom::FilterError>(())
+    /// ```
+    pub fn new(params: FilterParams) -> Result<Self, FilterError> {
+        params.validate()?;
+        let words = zeroed_words(params.word_len())?;
+        Ok(BloomFilter {
+            params,
+            n: 0,
+            words,
+        })
+    }
+
+    /// A filter from already-packed little-endian words (crate-internal: the
+    /// decoder has checked the padding invariant).
+    pub(crate) fn from_words_unchecked(params: FilterParams, n: u64, words: Vec<u64>) -> Self {
+        debug_assert_eq!(words.len(), params.word_len());
+        BloomFilter { params, n, words }
+    }
+
+    /// A filter from a packed bit array (byte `i/8`, bit `i%8`, LSB first) of
+    /// exactly ⌈m/8⌉ bytes, for importing filters built elsewhere.
+    ///
+    /// # Errors
+    /// Bad parameters, wrong length, or ones in the padding past bit m − 1.
+    pub fn from_bytes(params: FilterParams, n: u64, bytes: &[u8]) -> Result<Self, FilterError> {
+        params.validate()?;
+        if bytes.len() as u64 != params.byte_len() {
+            return Err(FilterError::BitArrayLength {
+                m: params.m,
+                expected: params.byte_len(),
+                actual: bytes.len() as u64,
+            });
+        }
+        let mut words = zeroed_words(params.word_len())?;
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_le_bytes(buf);
+        }
+        if !padding_is_clear(params.m, &words) {
+            return Err(FilterError::PaddingBitsSet { m: params.m });
+        }
+        Ok(BloomFilter { params, n, words })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &FilterParams {
+        &self.params
+    }
+
+    /// Number of bits m.
+    pub fn m(&self) -> u64 {
+        self.params.m
+    }
+
+    /// Number of hash positions per key k.
+    pub fn k(&self) -> u32 {
+        self.params.k
+    }
+
+    /// The number of keys inserted (or declared on import/decode).
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// True when no key was inserted (or declared).
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Overrides the declared key count (e.g. after importing a bit array).
+    pub fn set_len(&mut self, n: u64) {
+        self.n = n;
+    }
+
+    /// Inserts a key.
+    pub fn insert(&mut self, key: &[u8]) {
+        self.insert_hash(KeyHash::new(key, self.params.seed));
+    }
+
+    /// Inserts a key by its precomputed hash (with this filter's seed).
+    pub fn insert_hash(&mut self, h: KeyHash) {
+        for pos in h.positions(self.params.m, self.params.k) {
+            // pos < m, so pos / 64 < word_len: in bounds.
+            self.words[(pos >> 6) as usize] |= 1u64 << (pos & 63);
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    /// True if the key may be in the set; false if it certainly is not.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(KeyHash::new(key, self.params.seed))
+    }
+
+    /// [`contains`](Self::contains) by precomputed hash.
+    pub fn contains_hash(&self, h: KeyHash) -> bool {
+        h.positions(self.params.m, self.params.k)
+            .all(|pos| self.words[(pos >> 6) as usize] >> (pos & 63) & 1 == 1)
+    }
+
+    /// Bit `i` (false for `i >= m`).
+    pub fn bit(&self, i: u64) -> bool {
+        i < self.params.m && self.words[(i >> 6) as usize] >> (i & 63) & 1 == 1
+    }
+
+    /// ORs `other` into `self`: the filter of the union of both key sets.
+    /// The key count becomes the sum (an upper bound on the union's size).
+    ///
+    /// # Errors
+    /// [`FilterError::ParamsMismatch`] if m, k, seed or scheme differ.
+    pub fn union_with(&mut self, other: &BloomFilter) -> Result<(), FilterError> {
+        self.check_same(other)?;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= *b;
+        }
+        self.n = self.n.saturating_add(other.n);
+        Ok(())
+    }
+
+    /// ANDs `other` into `self`. The result answers "maybe" for every key of
+    /// the intersection (and possibly more than a filter built from the
+    /// intersection alone). The key count becomes the smaller of the two.
+    ///
+    /// # Errors
+    /// [`FilterError::ParamsMismatch`] if m, k, seed or scheme differ.
+    pub fn intersect_with(&mut self, other: &BloomFilter) -> Result<(), FilterError> {
+        self.check_same(other)?;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= *b;
+        }
+        self.n = self.n.min(other.n);
+        Ok(())
+    }
+
+    fn check_same(&self, other: &BloomFilter) -> Result<(), FilterError> {
+        if self.params != other.params {
+            return Err(FilterError::ParamsMismatch {
+                left: self.params,
+                right: other.params,
+            });
+        }
+        Ok(())
+    }
+
+    /// Number of bits set.
+    pub fn count_ones(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// Fraction of bits set.
+    pub fn fill_ratio(&self) -> f64 {
+        self.count_ones() as f64 / self.params.m as f64
+    }
+
+    /// The Swamidass–Baldi estimate of the number of distinct keys:
+    /// n* = −(m/k)·ln(1 − X/m), with X the number of ones. Infinite when every
+    /// bit is set (the filter no longer carries information about n).
+    pub fn estimated_len(&self) -> f64 {
+        let m = self.params.m as f64;
+        let x = self.count_ones() as f64;
+        if x >= m {
+            return f64::INFINITY;
+        }
+        -(m / f64::from(self.params.k)) * (-x / m).ln_1p()
+    }
+
+    /// The false-positive rate implied by the current fill: (X/m)^k.
+    pub fn expected_fpr(&self) -> f64 {
+        self.fill_ratio().powi(self.params.k as i32)
+    }
+
+    /// The packed words (little-endian bit order; see the module docs).
+    pub fn as_words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Mutable words for crate-internal decoders and delta application.
+    #[allow(dead_code)] // used by the delta frames (issue 4)
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// The packed bit array: ⌈m/8⌉ bytes, bit i in byte i/8 at bit i%8.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let len = self.params.byte_len() as usize;
+        let mut out = Vec::with_capacity(len);
+        for w in &self.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.truncate(len);
+        out
+    }
+}
+
+/// True when no bit at position >= m is set in `words`.
+pub(crate) fn padding_is_clear(m: u64, words: &[u64]) -> bool {
+    let used = (m & 63) as u32;
+    match words.last() {
+        Some(&last) if used != 0 => last >> used == 0,
+        _ => true,
+    }
+}
+
+/// A zeroed word vector, reporting allocation failure instead of aborting.
+pub(crate) fn zeroed_words(len: usize) -> Result<Vec<u64>, FilterError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| FilterError::OutOfMemory {
+            bytes: (len as u64).saturating_mul(8),
+        })?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_params() {
+        assert_eq!(
+            BloomFilter::new(FilterParams::new(0, 1, 0)).unwrap_err(),
+            FilterError::InvalidM { m: 0 }
+        );
+        assert_eq!(
+            BloomFilter::new(FilterParams::new(8, 0, 0)).unwrap_err(),
+            FilterError::InvalidK { k: 0 }
+        );
+        assert_eq!(
+            BloomFilter::new(FilterParams::new(8, MAX_K + 1, 0)).unwrap_err(),
+            FilterError::InvalidK { k: MAX_K + 1 }
+        );
+        assert!(matches!(
+            BloomFilter::new(FilterParams::new(MAX_M + 1, 1, 0)),
+            Err(FilterError::InvalidM { .. })
+        ));
+    }
+
+    #[test]
+    fn edge_filters_work() {
+        // m = 1, k at its maximum, the empty key.
+        let mut f = BloomFilter::new(FilterParams::new(1, MAX_K, 0)).unwrap();
+        assert!(f.is_empty());
+        assert!(!f.contains(b""));
+        assert_eq!(f.estimated_len(), 0.0);
+        f.insert(b"");
+        assert!(f.contains(b""));
+        assert!(
+            f.contains(b"anything"),
+            "m = 1 with one key answers yes to all"
+        );
+        assert_eq!(f.count_ones(), 1);
+        assert_eq!(f.estimated_len(), f64::INFINITY);
+        assert_eq!(f.to_bytes(), vec![1u8]);
+    }
+
+    #[test]
+    fn bytes_round_trip_and_padding_check() {
+        let mut f = BloomFilter::new(FilterParams::new(77, 3, 5)).unwrap();
+        for i in 0..20u32 {
+            f.insert(&i.to_le_bytes());
+        }
+        let bytes = f.to_bytes();
+        assert_eq!(bytes.len(), 10);
+        let g = BloomFilter::from_bytes(*f.params(), f.len(), &bytes).unwrap();
+        assert_eq!(f, g);
+        let mut bad = bytes.clone();
+        bad[9] |= 0x80; // bit 79 >= m = 77
+        assert_eq!(
+            BloomFilter::from_bytes(*f.params(), 0, &bad).unwrap_err(),
+            FilterError::PaddingBitsSet { m: 77 }
+        );
+        assert!(matches!(
+            BloomFilter::from_bytes(*f.params(), 0, &bytes[..9]),
+            Err(FilterError::BitArrayLength {
+                expected: 10,
+                actual: 9,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn combining_refuses_different_params() {
+        let mut a = BloomFilter::new(FilterParams::new(100, 3, 1)).unwrap();
+        for other in [
+            FilterParams::new(101, 3, 1),
+            FilterParams::new(100, 4, 1),
+            FilterParams::new(100, 3, 2),
+        ] {
+            let b = BloomFilter::new(other).unwrap();
+            assert!(matches!(
+                a.union_with(&b),
+                Err(FilterError::ParamsMismatch { .. })
+            ));
+            assert!(matches!(
+                a.intersect_with(&b),
+                Err(FilterError::ParamsMismatch { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn intersection_keeps_common_keys() {
+        let p = FilterParams::new(4096, 4, 9);
+        let mut a = BloomFilter::new(p).unwrap();
+        let mut b = BloomFilter::new(p).unwrap();
+        for i in 0..100u32 {
+            a.insert(&i.to_le_bytes());
+        }
+        for i in 50..150u32 {
+            b.insert(&i.to_le_bytes());
+        }
+        a.intersect_with(&b).unwrap();
+        for i in 50..100u32 {
+            assert!(a.contains(&i.to_le_bytes()));
+        }
+        assert_eq!(a.len(), 100);
+    }
+
+    #[test]
+    fn swamidass_baldi_estimate_is_close() {
+        let mut f = BloomFilter::new(FilterParams::new(100_000, 3, 1)).unwrap();
+        for i in 0..10_000u32 {
+            f.insert(&i.to_le_bytes());
+        }
+        let est = f.estimated_len();
+        // The estimator's standard deviation here is about 0.6% of n
+        // (sqrt(m(e^{kn/m} − 1 − kn/m))/k ≈ 63 keys); allow 5 sigma.
+        assert!((est - 10_000.0).abs() < 315.0, "estimate {est}");
+    }
+}

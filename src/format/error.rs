@@ -1,0 +1,127 @@
+//! Errors of the frame layer.
+
+use crate::coder::CoderError;
+use crate::filter::FilterError;
+use thiserror::Error;
+
+/// Why a frame was rejected. Grouped as: the input is corrupt or truncated
+/// (retrying will not help; ask the peer to resend), it uses something this
+/// version does not know (upgrade), or it exceeds your [`DecodeLimits`]
+/// (raise them only if you trust the sender).
+///
+/// [`DecodeLimits`]: crate::DecodeLimits
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The input ends before the frame does.
+    #[error("frame truncated: needs at least {needed} bytes, got {available}")]
+    Truncated {
+        /// Bytes needed to go on.
+        needed: u64,
+        /// Bytes present.
+        available: u64,
+    },
+    /// The first two bytes are not the frame magic 0xCB 0xF1.
+    #[error("not a compressed-bloom frame: magic is {found:02x?}, expected [cb, f1]")]
+    BadMagic {
+        /// The bytes found.
+        found: [u8; 2],
+    },
+    /// A format version this crate does not read.
+    #[error("unsupported format version {version} (this build reads version 1)")]
+    UnsupportedVersion {
+        /// The version byte.
+        version: u8,
+    },
+    /// A filter type id this version does not define.
+    #[error("unknown filter type {id}")]
+    UnknownFilterType {
+        /// The type byte.
+        id: u8,
+    },
+    /// A hash scheme id this version does not define.
+    #[error("unknown hash scheme {id}")]
+    UnknownHashScheme {
+        /// The scheme byte.
+        id: u8,
+    },
+    /// Reserved bits are set.
+    #[error("reserved bits set at byte {offset}: {value:#04x}")]
+    ReservedBits {
+        /// Byte offset in the frame.
+        offset: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// A varint is malformed.
+    #[error("bad varint for `{field}` at byte {offset}: {reason}")]
+    BadVarint {
+        /// Byte offset in the frame.
+        offset: usize,
+        /// Which field.
+        field: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A header field is out of range or inconsistent with another.
+    #[error("invalid `{field}` at byte {offset}: {reason}")]
+    InvalidField {
+        /// Byte offset of the field.
+        offset: usize,
+        /// Which field.
+        field: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A declared size exceeds the caller's [`DecodeLimits`](crate::DecodeLimits).
+    #[error("{what} = {requested} exceeds the limit {limit}")]
+    LimitExceeded {
+        /// Which quantity.
+        what: &'static str,
+        /// Declared value.
+        requested: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// The CRC-32C trailer does not match the frame's bytes.
+    #[error("checksum mismatch: frame says {expected:#010x}, bytes give {actual:#010x}")]
+    ChecksumMismatch {
+        /// The CRC stored in the frame.
+        expected: u32,
+        /// The CRC computed over the received bytes.
+        actual: u32,
+    },
+    /// Bytes follow the frame where none were expected.
+    #[error("{count} unexpected bytes after the frame at byte {offset}")]
+    TrailingBytes {
+        /// Where the frame ended.
+        offset: u64,
+        /// How many bytes follow.
+        count: u64,
+    },
+    /// The coded payload is malformed.
+    #[error("payload at frame byte {offset}: {source}")]
+    Payload {
+        /// Frame offset of the payload's first byte.
+        offset: usize,
+        /// What the coder found.
+        source: CoderError,
+    },
+    /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
+    #[error("decoded filter invalid: {0}")]
+    Filter(#[from] FilterError),
+}
+
+/// Why a filter could not be encoded into the given space.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// The output slice or buffer is too small; `required` bytes would do.
+    #[error("output too small: frame needs {required} bytes, {available} available")]
+    OutputTooSmall {
+        /// Frame length.
+        required: usize,
+        /// Space given.
+        available: usize,
+    },
+}

@@ -1,0 +1,270 @@
+//! The frame header of format v1 (`docs/FORMAT.md`, section "Frame").
+//!
+//! ```text
+//! offset  size  field
+//! 0       2     magic 0xCB 0xF1
+//! 2       1     format version (1)
+//! 3       1     filter type (0 raw, 1 coded)
+//! 4       1     hash scheme id (1)
+//! 5       1     flags (reserved, must be 0)
+//! 6       var   seed        (LEB128)
+//!         var   m           (LEB128, bits)
+//!         var   k           (LEB128)
+//!         var   n           (LEB128, keys)
+//!         var   payload_len (LEB128, bytes)
+//!         ...   payload
+//!         4     CRC-32C of every preceding byte of the frame (LE)
+//! ```
+
+use super::error::DecodeError;
+use super::limits::DecodeLimits;
+use super::varint;
+use crate::filter::{FilterParams, MAX_K};
+use crate::hash::HashScheme;
+
+/// The two magic bytes that open every frame.
+pub const MAGIC: [u8; 2] = [0xCB, 0xF1];
+/// The format version this crate writes and reads.
+pub const VERSION: u8 = 1;
+/// Bytes before the first varint.
+pub const FIXED_LEN: usize = 6;
+/// Bytes of the trailing checksum.
+pub const CRC_LEN: usize = 4;
+
+/// How the payload represents the bit array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FilterType {
+    /// The packed bit array, ⌈m/8⌉ bytes, bit i in byte i/8 at bit i%8.
+    Raw,
+    /// The bit array through the adaptive rANS run coder (`coder`).
+    Coded,
+}
+
+impl FilterType {
+    /// Wire id.
+    pub const fn id(self) -> u8 {
+        match self {
+            FilterType::Raw => 0,
+            FilterType::Coded => 1,
+        }
+    }
+
+    /// The type with wire id `id`, if v1 defines it.
+    pub const fn from_id(id: u8) -> Option<Self> {
+        match id {
+            0 => Some(FilterType::Raw),
+            1 => Some(FilterType::Coded),
+            _ => None,
+        }
+    }
+
+    /// Lower-case name used by the CLI and JSON output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FilterType::Raw => "raw",
+            FilterType::Coded => "coded",
+        }
+    }
+}
+
+/// A parsed, validated frame header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// Format version (1).
+    pub version: u8,
+    /// Payload representation.
+    pub filter_type: FilterType,
+    /// m, k, seed and hash scheme.
+    pub params: FilterParams,
+    /// Declared number of keys.
+    pub n: u64,
+    /// Payload length in bytes.
+    pub payload_len: u64,
+    /// Header length in bytes (fixed part plus varints).
+    pub header_len: usize,
+}
+
+impl FrameHeader {
+    /// Total frame length: header, payload, checksum.
+    pub fn frame_len(&self) -> u64 {
+        self.header_len as u64 + self.payload_len + CRC_LEN as u64
+    }
+}
+
+/// Bytes a frame spends outside its payload, for the given fields.
+pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> usize {
+    FIXED_LEN
+        + varint::len(seed)
+        + varint::len(m)
+        + varint::len(u64::from(k))
+        + varint::len(n)
+        + varint::len(payload_len)
+        + CRC_LEN
+}
+
+/// Appends a header to `out`.
+pub(crate) fn write(
+    out: &mut Vec<u8>,
+    filter_type: FilterType,
+    params: &FilterParams,
+    n: u64,
+    payload_len: u64,
+) {
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(filter_type.id());
+    out.push(params.scheme.id());
+    out.push(0);
+    varint::put(out, params.seed);
+    varint::put(out, params.m);
+    varint::put(out, u64::from(params.k));
+    varint::put(out, n);
+    varint::put(out, payload_len);
+}
+
+/// Parses and validates the header at the front of `data` against `limits`.
+/// Does not look at the payload or the checksum.
+///
+/// # Errors
+/// The first problem found, in wire order, as a [`DecodeError`].
+pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
+    let byte = |i: usize| {
+        data.get(i).copied().ok_or(DecodeError::Truncated {
+            needed: i as u64 + 1,
+            available: data.len() as u64,
+        })
+    };
+    let magic = [byte(0)?, byte(1)?];
+    if magic != MAGIC {
+        return Err(DecodeError::BadMagic { found: magic });
+    }
+    let version = byte(2)?;
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version });
+    }
+    let ty = byte(3)?;
+    let filter_type = FilterType::from_id(ty).ok_or(DecodeError::UnknownFilterType { id: ty })?;
+    let scheme_id = byte(4)?;
+    let scheme =
+        HashScheme::from_id(scheme_id).ok_or(DecodeError::UnknownHashScheme { id: scheme_id })?;
+    let flags = byte(5)?;
+    if flags != 0 {
+        return Err(DecodeError::ReservedBits {
+            offset: 5,
+            value: flags,
+        });
+    }
+    let mut at = FIXED_LEN;
+    let mut next = |field: &'static str| -> Result<(u64, usize), DecodeError> {
+        let start = at;
+        let rest = data.get(at..).unwrap_or(&[]);
+        let (v, used) = varint::get(rest).map_err(|reason| {
+            if rest.len() < 10 && rest.iter().all(|b| b & 0x80 != 0) {
+                DecodeError::Truncated {
+                    needed: (at + rest.len() + 1) as u64,
+                    available: data.len() as u64,
+                }
+            } else {
+                DecodeError::BadVarint {
+                    offset: start,
+                    field,
+                    reason,
+                }
+            }
+        })?;
+        at += used;
+        Ok((v, start))
+    };
+    let (seed, _) = next("seed")?;
+    let (m, m_at) = next("m")?;
+    let (k, k_at) = next("k")?;
+    let (n, _) = next("n")?;
+    let (payload_len, len_at) = next("payload_len")?;
+    let header_len = at;
+
+    if m == 0 || m > limits.max_m {
+        return Err(if m == 0 {
+            DecodeError::InvalidField {
+                offset: m_at,
+                field: "m",
+                reason: "a filter has at least one bit",
+            }
+        } else {
+            DecodeError::LimitExceeded {
+                what: "m (bits)",
+                requested: m,
+                limit: limits.max_m,
+            }
+        });
+    }
+    if k == 0 || k > u64::from(MAX_K.min(limits.max_k)) {
+        return Err(if k == 0 || k > u64::from(MAX_K) {
+            DecodeError::InvalidField {
+                offset: k_at,
+                field: "k",
+                reason: "k must be in 1..=64",
+            }
+        } else {
+            DecodeError::LimitExceeded {
+                what: "k",
+                requested: k,
+                limit: u64::from(limits.max_k),
+            }
+        });
+    }
+    let params = FilterParams {
+        m,
+        k: k as u32,
+        seed,
+        scheme,
+    };
+    let raw_len = params.byte_len();
+    match filter_type {
+        FilterType::Raw if payload_len != raw_len => {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "payload_len",
+                reason: "a raw payload is exactly ceil(m/8) bytes",
+            });
+        }
+        // The encoder falls back to raw whenever coding does not shrink the
+        // payload, so a coded payload at least as long as raw is malformed;
+        // this also caps the work a coded frame can ask for per input byte.
+        FilterType::Coded if payload_len >= raw_len => {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "payload_len",
+                reason: "a coded payload must be shorter than the raw bit array",
+            });
+        }
+        _ => {}
+    }
+    let header = FrameHeader {
+        version,
+        filter_type,
+        params,
+        n,
+        payload_len,
+        header_len,
+    };
+    let frame_len = header.frame_len();
+    if frame_len > limits.max_frame_len {
+        return Err(DecodeError::LimitExceeded {
+            what: "frame length (bytes)",
+            requested: frame_len,
+            limit: limits.max_frame_len,
+        });
+    }
+    if let Some(ratio) = limits.max_expansion {
+        let allowed = frame_len.saturating_mul(ratio);
+        if raw_len > allowed {
+            return Err(DecodeError::LimitExceeded {
+                what: "expansion (output bytes per frame byte)",
+                requested: raw_len.div_ceil(frame_len),
+                limit: ratio,
+            });
+        }
+    }
+    Ok(header)
+}

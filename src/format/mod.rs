@@ -1,0 +1,267 @@
+//! Frames: the versioned wire format (`docs/FORMAT.md` is normative).
+//!
+//! A frame is a header (magic, version, filter type, hash scheme, seed, m, k,
+//! n, payload length), the payload, and a CRC-32C of everything before it.
+//! [`encode`] picks the coded type and falls back to raw when coding would not
+//! shrink the payload. [`decode`] checks, in this order, the header fields,
+//! the caller's [`DecodeLimits`], the declared lengths against the bytes
+//! present, and the checksum, and only then allocates and decodes.
+
+pub mod error;
+pub mod header;
+pub mod limits;
+pub mod varint;
+
+use crate::coder;
+use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
+use bytes::{Buf, BufMut};
+pub use error::{DecodeError, EncodeError};
+pub use header::{FilterType, FrameHeader};
+pub use limits::DecodeLimits;
+
+/// Upper bound on the frame length [`encode`] produces for `filter`: the raw
+/// frame, since the encoder never sends a coded payload larger than raw.
+pub fn max_encoded_len(filter: &BloomFilter) -> usize {
+    let p = filter.params();
+    let raw = p.byte_len();
+    (raw as usize) + header::frame_overhead(p.seed, p.m, p.k, filter.len(), raw)
+}
+
+/// Encodes `filter` as a frame: coded if that is smaller, raw otherwise.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::{decode, encode, BloomFilter, FilterParams};
+/// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
+/// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
+/// let frame = encode(&f);
+/// assert!(frame.len() < 10_000, "{} bytes", frame.len());
+/// assert_eq!(decode(&frame)?, f);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode(filter: &BloomFilter) -> Vec<u8> {
+    let p = filter.params();
+    let mut payload = Vec::new();
+    coder::encode(filter.as_words(), p.m, &mut payload);
+    if (payload.len() as u64) < p.byte_len() {
+        frame(filter, FilterType::Coded, &payload)
+    } else {
+        frame(filter, FilterType::Raw, &filter.to_bytes())
+    }
+}
+
+/// Encodes `filter` with a chosen payload type. Asking for [`FilterType::Coded`]
+/// when coding does not shrink the payload still yields a raw frame, because
+/// such a coded frame would be rejected by every decoder.
+pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
+    match ty {
+        FilterType::Raw => frame(filter, FilterType::Raw, &filter.to_bytes()),
+        _ => encode(filter),
+    }
+}
+
+fn frame(filter: &BloomFilter, ty: FilterType, payload: &[u8]) -> Vec<u8> {
+    let p = filter.params();
+    let mut out = Vec::with_capacity(
+        payload.len()
+            + header::frame_overhead(p.seed, p.m, p.k, filter.len(), payload.len() as u64),
+    );
+    header::write(&mut out, ty, p, filter.len(), payload.len() as u64);
+    out.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Encodes into a caller-provided slice; returns the frame length.
+///
+/// # Errors
+/// [`EncodeError::OutputTooSmall`] with the required length; `out` is then
+/// left unspecified.
+pub fn encode_into(filter: &BloomFilter, out: &mut [u8]) -> Result<usize, EncodeError> {
+    let frame = encode(filter);
+    let available = out.len();
+    let dst = out
+        .get_mut(..frame.len())
+        .ok_or(EncodeError::OutputTooSmall {
+            required: frame.len(),
+            available,
+        })?;
+    dst.copy_from_slice(&frame);
+    Ok(frame.len())
+}
+
+/// Encodes into a [`BufMut`], checking `remaining_mut()` first.
+///
+/// # Errors
+/// [`EncodeError::OutputTooSmall`] if the buffer cannot take the frame
+/// (nothing is written then).
+pub fn encode_to_buf<B: BufMut>(filter: &BloomFilter, buf: &mut B) -> Result<usize, EncodeError> {
+    let frame = encode(filter);
+    if buf.remaining_mut() < frame.len() {
+        return Err(EncodeError::OutputTooSmall {
+            required: frame.len(),
+            available: buf.remaining_mut(),
+        });
+    }
+    buf.put_slice(&frame);
+    Ok(frame.len())
+}
+
+/// Decodes exactly one frame occupying all of `data`, with default limits.
+///
+/// # Errors
+/// Any [`DecodeError`]; no partially decoded filter is ever returned.
+pub fn decode(data: &[u8]) -> Result<BloomFilter, DecodeError> {
+    decode_with_limits(data, &DecodeLimits::default())
+}
+
+/// Decodes exactly one frame occupying all of `data`.
+///
+/// # Errors
+/// Any [`DecodeError`], including [`DecodeError::TrailingBytes`].
+pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeError> {
+    let (filter, used) = decode_prefix(data, limits)?;
+    if used < data.len() {
+        return Err(DecodeError::TrailingBytes {
+            offset: used as u64,
+            count: (data.len() - used) as u64,
+        });
+    }
+    Ok(filter)
+}
+
+/// Decodes the frame at the front of a [`Buf`] and advances past it; bytes
+/// after the frame are left in the buffer. On error nothing is consumed.
+///
+/// Contiguous buffers (`Bytes`, `BytesMut`, slices) are decoded in place.
+/// For chained buffers the frame's bytes are gathered through
+/// [`Buf::chunks_vectored`] (at most 64 chunks are looked at).
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::Truncated`] if the frame's bytes are
+/// not all in the buffer yet.
+pub fn decode_from_buf<B: Buf>(
+    buf: &mut B,
+    limits: &DecodeLimits,
+) -> Result<BloomFilter, DecodeError> {
+    let (filter, used) = if buf.chunk().len() == buf.remaining() {
+        decode_prefix(buf.chunk(), limits)?
+    } else {
+        let mut head = [0u8; 64];
+        let seen = peek(buf, &mut head);
+        let h = header::parse(&head[..seen], limits)?;
+        let total = h.frame_len();
+        if (buf.remaining() as u64) < total {
+            return Err(DecodeError::Truncated {
+                needed: total,
+                available: buf.remaining() as u64,
+            });
+        }
+        // total <= remaining, which is a usize.
+        let mut bytes = vec![0u8; total as usize];
+        let got = peek(buf, &mut bytes);
+        if got < bytes.len() {
+            return Err(DecodeError::Truncated {
+                needed: total,
+                available: got as u64,
+            });
+        }
+        decode_prefix(&bytes, limits)?
+    };
+    buf.advance(used);
+    Ok(filter)
+}
+
+/// Copies the first bytes of `buf` into `dst` without consuming them;
+/// returns how many were visible.
+fn peek<B: Buf>(buf: &B, dst: &mut [u8]) -> usize {
+    let mut io = [std::io::IoSlice::new(&[]); 64];
+    let n = buf.chunks_vectored(&mut io);
+    let mut filled = 0;
+    for s in &io[..n] {
+        let take = s.len().min(dst.len() - filled);
+        dst[filled..filled + take].copy_from_slice(&s[..take]);
+        filled += take;
+        if filled == dst.len() {
+            break;
+        }
+    }
+    filled
+}
+
+/// Parses the header, checks lengths and checksum, then decodes the payload.
+/// Returns the filter and the frame length.
+fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
+    let h = header::parse(data, limits)?;
+    let total = h.frame_len();
+    if (data.len() as u64) < total {
+        return Err(DecodeError::Truncated {
+            needed: total,
+            available: data.len() as u64,
+        });
+    }
+    // total <= data.len(), so it fits in usize and every slice below is in bounds.
+    let total = total as usize;
+    let body_end = total - header::CRC_LEN;
+    let stored = u32::from_le_bytes(data[body_end..total].try_into().map_err(|_| {
+        DecodeError::Truncated {
+            needed: total as u64,
+            available: data.len() as u64,
+        }
+    })?);
+    let actual = crc32c::crc32c(&data[..body_end]);
+    if stored != actual {
+        return Err(DecodeError::ChecksumMismatch {
+            expected: stored,
+            actual,
+        });
+    }
+    let payload = &data[h.header_len..body_end];
+    let params = h.params;
+    let filter = match h.filter_type {
+        FilterType::Raw => BloomFilter::from_bytes(params, h.n, payload)?,
+        FilterType::Coded => {
+            let mut words = zeroed_words(params.word_len())?;
+            coder::decode(payload, params.m, &mut words).map_err(|source| {
+                DecodeError::Payload {
+                    offset: h.header_len,
+                    source,
+                }
+            })?;
+            if !padding_is_clear(params.m, &words) {
+                return Err(FilterError::PaddingBitsSet { m: params.m }.into());
+            }
+            BloomFilter::from_words_unchecked(params, h.n, words)
+        }
+    };
+    Ok((filter, total))
+}
+
+/// Parses and checks a frame's header and checksum without decoding the
+/// payload (what `cbloom inspect` shows before decoding).
+///
+/// # Errors
+/// As [`decode`], except payload errors.
+pub fn inspect(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
+    let h = header::parse(data, limits)?;
+    let total = h.frame_len();
+    if (data.len() as u64) < total {
+        return Err(DecodeError::Truncated {
+            needed: total,
+            available: data.len() as u64,
+        });
+    }
+    let body_end = (total as usize) - header::CRC_LEN;
+    let mut crc = [0u8; 4];
+    crc.copy_from_slice(&data[body_end..body_end + 4]);
+    let stored = u32::from_le_bytes(crc);
+    let actual = crc32c::crc32c(&data[..body_end]);
+    if stored != actual {
+        return Err(DecodeError::ChecksumMismatch {
+            expected: stored,
+            actual,
+        });
+    }
+    Ok(h)
+}

@@ -1,0 +1,54 @@
+//! # compressed-bloom
+//!
+//! Bloom filters that travel: sized for the bytes they cost on the wire,
+//! coded within a hair of the entropy bound, and framed in a versioned,
+//! checksummed format that a stranger's bytes cannot crash.
+//!
+//! Following Mitzenmacher's *Compressed Bloom Filters*, a filter that is sent
+//! should be tuned for its **compressed** size: for a fixed transmitted size
+//! the usual k = ln2·m/n is the worst choice, and a larger, sparser array
+//! with fewer hash positions gives a lower false-positive rate.
+//!
+//! The pipeline, one module per step:
+//! keys → [`hash`] → [`filter`] → [`plan`] (choose m, k) → [`coder`]
+//! (adaptive rANS) → [`format`] (header, CRC-32C, limits) → bytes, and back.
+//!
+//! ## Plan, build, send, receive
+//! ```
+//! use compressed_bloom::{decode, encode, plan, BloomFilter, FilterParams};
+//!
+//! // 10,000 keys, a 10,000-byte frame budget (header and checksum included).
+//! let p = plan::plan_for_size(10_000, 10_000, &plan::Constraints::default())?;
+//! let mut filter = BloomFilter::new(FilterParams::new(p.m, p.k, 42))?;
+//! for i in 0..10_000u32 {
+//!     filter.insert(format!("key-{i}").as_bytes());
+//! }
+//! let frame = encode(&filter);
+//! assert!(frame.len() as u64 <= p.bound_bytes);
+//! let received = decode(&frame)?;            // checks limits and CRC first
+//! assert_eq!(received, filter);
+//! assert!(received.contains(b"key-7"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Feature flags
+//! * `cli` (default): builds the `cbloom` binary (clap, indicatif,
+//!   serde_json, plotters). Library users can set `default-features = false`.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+#![forbid(unsafe_code)]
+
+pub mod coder;
+pub mod filter;
+pub mod format;
+pub mod hash;
+pub mod math;
+pub mod plan;
+
+pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
+pub use format::{
+    decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, encode_to_buf,
+    inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError, FilterType, FrameHeader,
+};
+pub use hash::{HashScheme, KeyHash};
