@@ -81,27 +81,61 @@ fn fill_ones(words: &mut [u64], from: u64, len: u64) {
     }
 }
 
-/// Appends the coding operations (start << 16 | freq) for `run` majority
-/// bits followed by a (possibly virtual) minority bit.
+/// Number of ones in bits [from, to) of `words`.
 #[inline]
-fn push_run(ops: &mut Vec<u32>, model: &Model, mut run: u64) {
-    let esc = model.buckets as usize;
-    while run >= model.escape_len {
-        ops.push(u32::from(model.start[esc]) << 16 | u32::from(model.freq[esc]));
-        run -= model.escape_len;
+fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
+    if from >= to {
+        return 0;
     }
-    let j = (run >> model.t) as usize;
-    ops.push(u32::from(model.start[j]) << 16 | u32::from(model.freq[j]));
-    let mut low = run & ((1u64 << model.t) - 1);
-    let mut width = model.t;
-    while width > 0 {
-        let c = width.min(PROB_BITS);
-        let v = (low & ((1 << c) - 1)) as u32;
-        let f = 1u32 << (PROB_BITS - c);
-        ops.push((v * f) << 16 | f);
-        low >>= c;
-        width -= c;
+    let (fw, tw) = ((from >> 6) as usize, ((to - 1) >> 6) as usize);
+    let head = u64::MAX << (from & 63);
+    let tail = u64::MAX >> (63 - ((to - 1) & 63));
+    if fw == tw {
+        return u64::from((words[fw] & head & tail).count_ones());
     }
+    let mut c = u64::from((words[fw] & head).count_ones());
+    for w in &words[fw + 1..tw] {
+        c += u64::from(w.count_ones());
+    }
+    c + u64::from((words[tw] & tail).count_ones())
+}
+
+/// The model schedule shared by encoder and decoder: the model is rebuilt
+/// before the first symbol coded at a position >= the next threshold
+/// (16, 32, 64, ... bits), from the position and the count of ones before it.
+struct Schedule {
+    threshold: u64,
+    counted_to: u64,
+    ones: u64,
+}
+
+impl Schedule {
+    fn new() -> Self {
+        Schedule {
+            threshold: FIRST_STAGE,
+            counted_to: 0,
+            ones: 0,
+        }
+    }
+
+    /// Returns the new model if one is due at `pos`.
+    #[inline]
+    fn due(&mut self, words: &[u64], pos: u64) -> Option<Model> {
+        if pos < self.threshold {
+            return None;
+        }
+        self.ones += count_ones_range(words, self.counted_to, pos);
+        self.counted_to = pos;
+        while self.threshold <= pos {
+            self.threshold *= 2;
+        }
+        Some(Model::build(pos, self.ones))
+    }
+}
+
+#[inline]
+fn op(model: &Model, sym: usize) -> u32 {
+    u32::from(model.start[sym]) << 16 | u32::from(model.freq[sym])
 }
 
 /// Encodes bits [0, bits) of `words` (a block, word-aligned) and appends the
@@ -109,49 +143,62 @@ fn push_run(ops: &mut Vec<u32>, model: &Model, mut run: u64) {
 pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     let lanes = lanes_for(bits);
     // Forward pass: turn the block into coding operations with the adaptive
-    // model, exactly as the decoder will see it.
+    // model, exactly as the decoder will see it. Each loop iteration codes
+    // one symbol: an escape (escape_len majority bits) or a run ended by a
+    // minority bit (virtual at the block end).
     let mut ops: Vec<u32> = Vec::with_capacity((bits / 8) as usize + 16);
     let mut pos = 0u64;
-    let mut ones = 0u64;
-    let mut threshold = FIRST_STAGE;
+    let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
+    let mut next = next_bit(words, 0, bits, model.minority_is_one);
     loop {
-        if pos >= threshold {
-            model = Model::build(pos, ones);
-            while threshold <= pos {
-                threshold *= 2;
-            }
+        if let Some(m) = sched.due(words, pos) {
+            model = m;
+            next = next_bit(words, pos, bits, model.minority_is_one);
         }
-        let next = next_bit(words, pos, bits, model.minority_is_one);
         let run = next - pos;
-        push_run(&mut ops, &model, run);
-        if !model.minority_is_one {
-            ones += run;
+        if run >= model.escape_len {
+            ops.push(op(&model, model.buckets as usize));
+            pos += model.escape_len;
+            continue;
+        }
+        ops.push(op(&model, (run >> model.t) as usize));
+        let mut low = run & ((1u64 << model.t) - 1);
+        let mut width = model.t;
+        while width > 0 {
+            let c = width.min(PROB_BITS);
+            let v = (low & ((1 << c) - 1)) as u32;
+            let f = 1u32 << (PROB_BITS - c);
+            ops.push((v * f) << 16 | f);
+            low >>= c;
+            width -= c;
         }
         if next == bits {
             break;
         }
-        if model.minority_is_one {
-            ones += 1;
-        }
         pos = next + 1;
+        next = next_bit(words, pos, bits, model.minority_is_one);
     }
-    // Backward pass: rANS is last-in first-out.
+    // Backward pass: rANS is last-in first-out. Every operation emits at
+    // most one word (I3), so the buffer cannot overflow.
     let mut states = [RANS_L; 4];
-    let mut rev: Vec<u16> = Vec::with_capacity(ops.len() / 2 + 8);
+    let mut rev: Vec<u16> = vec![0; ops.len() + 2 * lanes];
+    let mut n = 0usize;
     for (j, &op) in ops.iter().enumerate().rev() {
         let lane = j % lanes;
         let freq = op & 0xffff;
         let start = op >> 16;
-        let mut x = states[lane];
-        // I3: one emission brings x below freq·2^20.
-        if x >= freq << X_MAX_SHIFT {
-            rev.push(x as u16);
-            x >>= 16;
-        }
-        x = ((x / freq) << PROB_BITS) + (x % freq) + start;
-        states[lane] = x;
+        let x = states[lane];
+        // I3, branch-free: write the low word unconditionally, keep it only
+        // if the state must shrink.
+        let emit = x >= freq << X_MAX_SHIFT;
+        rev[n] = x as u16;
+        n += usize::from(emit);
+        let x = x >> (u32::from(emit) << 4);
+        let q = div_by_freq(x, freq);
+        states[lane] = (q << PROB_BITS) + (x - q * freq) + start;
     }
+    rev.truncate(n);
     for lane in (0..lanes).rev() {
         rev.push((states[lane] >> 16) as u16);
         rev.push(states[lane] as u16);
@@ -161,6 +208,31 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
         out.extend_from_slice(&w.to_le_bytes());
     }
 }
+
+/// Exact ⌊x / d⌋ for x < 2^32 and 1 <= d <= 2^12 by multiplication
+/// (Granlund–Montgomery: with l = ⌈log2 d⌉ and r = ⌈2^(32+l) / d⌉,
+/// ⌊x·r / 2^(32+l)⌋ = ⌊x / d⌋ for every x < 2^32).
+#[inline]
+fn div_by_freq(x: u32, d: u32) -> u32 {
+    let (r, s) = RECIPROCALS[d as usize];
+    ((u128::from(x) * u128::from(r)) >> s) as u32
+}
+
+/// (r, 32 + l) for every frequency d in 1..=2^12 (index 0 unused).
+static RECIPROCALS: [(u64, u32); PROB_SCALE as usize + 1] = {
+    let mut t = [(0u64, 0u32); PROB_SCALE as usize + 1];
+    let mut d = 1u64;
+    while d <= PROB_SCALE as u64 {
+        let mut l = 0u32;
+        while (1u64 << l) < d {
+            l += 1;
+        }
+        let r = ((1u128 << (32 + l)).div_ceil(d as u128)) as u64;
+        t[d as usize] = (r, 32 + l);
+        d += 1;
+    }
+    t
+};
 
 /// Reads 16-bit words from a block stream, reporting where it ran out.
 struct Words<'a> {
@@ -178,6 +250,23 @@ impl Words<'_> {
             }
             None => Err(CoderError::UnexpectedEnd { offset: self.pos }),
         }
+    }
+
+    /// Renormalises a decoder state (I2) without a data-dependent branch:
+    /// reads a word only when x < L, and fails as soon as that read would
+    /// pass the end of the stream.
+    #[inline]
+    fn renorm(&mut self, x: u32) -> Result<u32, CoderError> {
+        let need = x < RANS_L;
+        let w = match self.data.get(self.pos..self.pos + 2) {
+            Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
+            None if need => return Err(CoderError::UnexpectedEnd { offset: self.pos }),
+            None => 0,
+        };
+        let sh = u32::from(need) << 4;
+        let mask = 0u32.wrapping_sub(u32::from(need)) & 0xffff;
+        self.pos += usize::from(need) << 1;
+        Ok(x << sh | (w & mask))
     }
 }
 
@@ -209,67 +298,55 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
     }
     let mut table = Box::new([0u32; PROB_SCALE as usize]);
     let mut pos = 0u64;
-    let mut ones = 0u64;
-    let mut threshold = FIRST_STAGE;
+    let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
     model.fill_decode_table(&mut table);
     let mut lane = 0usize;
-    // One rANS decode step on the current lane; returns the slot.
-    macro_rules! step {
-        ($freq_bias:expr) => {{
+    loop {
+        if let Some(m) = sched.due(words, pos) {
+            model = m;
+            model.fill_decode_table(&mut table);
+        }
+        // One symbol: rANS decode step on the current lane (I2).
+        let x = states[lane];
+        let e = table[(x & (PROB_SCALE - 1)) as usize];
+        let sym = e & 127;
+        let x = ((e >> 7) & 0x1fff) * (x >> PROB_BITS) + (e >> 20);
+        states[lane] = input.renorm(x)?;
+        lane += 1;
+        if lane == lanes {
+            lane = 0;
+        }
+        let remaining = bits - pos;
+        if sym == model.buckets {
+            if model.escape_len > remaining {
+                return Err(CoderError::RunPastEnd {
+                    offset: input.pos,
+                    position: pos + model.escape_len,
+                });
+            }
+            if !model.minority_is_one {
+                fill_ones(words, pos, model.escape_len);
+            }
+            pos += model.escape_len;
+            continue;
+        }
+        let mut run = u64::from(sym) << model.t;
+        let mut width = model.t;
+        let mut shift = 0u32;
+        while width > 0 {
+            // A uniform chunk of c low bits: frequency 2^(12 − c).
+            let c = width.min(PROB_BITS);
             let x = states[lane];
             let slot = x & (PROB_SCALE - 1);
-            let (f, bias) = ($freq_bias)(slot);
-            let mut x = f * (x >> PROB_BITS) + bias;
-            if x < RANS_L {
-                x = x << 16 | input.next()?;
-            }
-            states[lane] = x;
+            let fbits = PROB_BITS - c;
+            let x = (x >> PROB_BITS << fbits) + (slot & ((1 << fbits) - 1));
+            states[lane] = input.renorm(x)?;
             lane += 1;
             if lane == lanes {
                 lane = 0;
             }
-            slot
-        }};
-    }
-    loop {
-        if pos >= threshold {
-            model = Model::build(pos, ones);
-            model.fill_decode_table(&mut table);
-            while threshold <= pos {
-                threshold *= 2;
-            }
-        }
-        // Decode one run: escapes, then a bucket, then the low bits.
-        let mut run = 0u64;
-        let remaining = bits - pos;
-        loop {
-            let mut sym = 0u32;
-            step!(|slot: u32| {
-                let e = table[slot as usize];
-                sym = e & 127;
-                ((e >> 7) & 0x1fff, e >> 20)
-            });
-            if sym == model.buckets {
-                run += model.escape_len;
-                if run > remaining {
-                    return Err(CoderError::RunPastEnd {
-                        offset: input.pos,
-                        position: pos + run,
-                    });
-                }
-            } else {
-                run += u64::from(sym) << model.t;
-                break;
-            }
-        }
-        let mut width = model.t;
-        let mut shift = 0u32;
-        while width > 0 {
-            let c = width.min(PROB_BITS);
-            let f = 1u32 << (PROB_BITS - c);
-            let slot = step!(|slot: u32| (f, slot & (f - 1)));
-            run += u64::from(slot >> (PROB_BITS - c)) << shift;
+            run += u64::from(slot >> fbits) << shift;
             shift += c;
             width -= c;
         }
@@ -281,7 +358,6 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
         }
         if !model.minority_is_one {
             fill_ones(words, pos, run);
-            ones += run;
         }
         pos += run;
         if pos == bits {
@@ -289,7 +365,6 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
         }
         if model.minority_is_one {
             words[(pos >> 6) as usize] |= 1u64 << (pos & 63);
-            ones += 1;
         }
         pos += 1;
     }
@@ -300,4 +375,45 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
         return Err(CoderError::BadState { offset: input.pos });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reciprocal_division_is_exact() {
+        let mut s = 0x1234_5678_9abc_def0u64;
+        for d in 1..=PROB_SCALE {
+            let mut probe = |x: u32| assert_eq!(div_by_freq(x, d), x / d, "x={x} d={d}");
+            probe(0);
+            probe(u32::MAX);
+            probe(u32::MAX - 1);
+            for q in [1u32, 2, 1000, u32::MAX / d] {
+                let base = q.wrapping_mul(d);
+                probe(base);
+                probe(base.wrapping_sub(1));
+                probe(base.wrapping_add(1));
+            }
+            for _ in 0..64 {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                probe(s as u32);
+            }
+        }
+    }
+
+    #[test]
+    fn ones_range_counts() {
+        let words = [u64::MAX, 0xF0F0_F0F0_F0F0_F0F0, 1];
+        for from in 0..192u64 {
+            for to in from..=192u64 {
+                let naive = (from..to)
+                    .filter(|&i| words[(i / 64) as usize] >> (i % 64) & 1 == 1)
+                    .count() as u64;
+                assert_eq!(count_ones_range(&words, from, to), naive);
+            }
+        }
+    }
 }

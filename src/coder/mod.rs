@@ -10,7 +10,7 @@
 //! log2 C(m, x); the tests check that bound on every configuration of the
 //! benchmark set.
 
-pub(crate) mod block;
+pub mod block;
 pub(crate) mod model;
 
 use crate::format::varint;
