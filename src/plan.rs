@@ -513,6 +513,28 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
     Ok(make_plan(kind, n, m, k, cons))
 }
 
+/// Frame size in bytes that a filter of n keys with (m, k), or its delta at
+/// change fraction `delta_fraction`, stays within with probability at least
+/// `cons.confidence` (the quantity [`plan_for_size`] keeps under the budget).
+pub fn frame_bound_bytes(
+    n: u64,
+    m: u64,
+    k: u32,
+    delta_fraction: Option<f64>,
+    cons: &Constraints,
+) -> f64 {
+    let kind = delta_fraction.map_or(Kind::Filter, Kind::Delta);
+    kind.model(m, n, k, cons.seed)
+        .bound_frame_bytes(normal_quantile(cons.confidence))
+}
+
+/// Expected frame size in bytes of a filter of n keys with (m, k), or of its
+/// delta at change fraction `delta_fraction`.
+pub fn expected_frame_bytes(n: u64, m: u64, k: u32, delta_fraction: Option<f64>, seed: u64) -> f64 {
+    let kind = delta_fraction.map_or(Kind::Filter, Kind::Delta);
+    kind.model(m, n, k, seed).expected_frame_bytes()
+}
+
 /// The filter with the lowest false-positive rate whose frame stays within
 /// `budget_bytes` with probability >= `cons.confidence`.
 ///

@@ -1,0 +1,163 @@
+//! The optimiser against its neighbours and against brute force.
+
+use compressed_bloom::plan::{
+    expected_frame_bytes, fpr_finite, frame_bound_bytes, plan_delta_for_size, plan_for_fpr,
+    plan_for_size, standard_for_size, Constraints,
+};
+
+fn grid() -> Vec<(u64, u64, Constraints)> {
+    let mut v = Vec::new();
+    for &(n, z) in &[
+        (10_000u64, 10_000u64),
+        (10_000, 20_000),
+        (10_000, 5_000),
+        (1_000, 900),
+        (100, 300),
+        (1_000_000, 1_000_000),
+    ] {
+        for cap in [None, Some(16.0), Some(40.0)] {
+            for max_k in [64u32, 3] {
+                for confidence in [0.5, 0.9999] {
+                    let mut c = Constraints {
+                        max_k,
+                        confidence,
+                        ..Constraints::default()
+                    };
+                    if let Some(b) = cap {
+                        c = c.with_max_bits_per_key(b, n);
+                    }
+                    v.push((n, z, c));
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn size_plan_beats_its_neighbours() {
+    for (n, z, c) in grid() {
+        let p = plan_for_size(n, z, &c).unwrap();
+        let ctx = format!("n={n} z={z} {c:?} -> m={} k={}", p.m, p.k);
+        // The size bound holds and the caps are honoured.
+        assert!(p.bound_bytes <= z, "{ctx}: bound {}", p.bound_bytes);
+        assert!(
+            frame_bound_bytes(n, p.m, p.k, None, &c) <= z as f64,
+            "{ctx}"
+        );
+        assert!(p.m <= c.max_m && p.k <= c.max_k, "{ctx}");
+        // m + 1 breaks the budget or the cap.
+        assert!(
+            p.m == c.max_m || frame_bound_bytes(n, p.m + 1, p.k, None, &c) > z as f64,
+            "{ctx}: m + 1 still fits"
+        );
+        // k − 1 and k + 1, each with the largest m that fits, are no better.
+        for k in [p.k.wrapping_sub(1), p.k + 1] {
+            if k == 0 || k > c.max_k {
+                continue;
+            }
+            let fits = |m: u64| frame_bound_bytes(n, m, k, None, &c) <= z as f64;
+            if !fits(1) {
+                continue;
+            }
+            let (mut lo, mut hi) = (1u64, c.max_m.min(1 << 40));
+            if fits(hi) {
+                lo = hi;
+            } else {
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if fits(mid) {
+                        lo = mid
+                    } else {
+                        hi = mid
+                    }
+                }
+            }
+            assert!(
+                fpr_finite(lo, n, k) >= p.fpr,
+                "{ctx}: k={k} m={lo} gives {} < {}",
+                fpr_finite(lo, n, k),
+                p.fpr
+            );
+        }
+    }
+}
+
+#[test]
+fn size_plan_matches_brute_force_on_small_instances() {
+    // Exhaustive over every (m, k) with m <= 4000: no monotonicity assumed.
+    for &(n, z) in &[(50u64, 60u64), (80, 90), (200, 150), (30, 200)] {
+        let c = Constraints {
+            max_m: 4000,
+            max_k: 12,
+            ..Constraints::default()
+        };
+        let p = plan_for_size(n, z, &c).unwrap();
+        let mut best = f64::INFINITY;
+        for k in 1..=12 {
+            for m in 1..=4000u64 {
+                if frame_bound_bytes(n, m, k, None, &c) <= z as f64 {
+                    best = best.min(fpr_finite(m, n, k));
+                }
+            }
+        }
+        assert_eq!(p.fpr, best, "n={n} z={z}: plan m={} k={}", p.m, p.k);
+    }
+}
+
+#[test]
+fn compression_beats_the_standard_filter_as_the_paper_says() {
+    // Table I's setting: 8 bits per key on the wire.
+    let n = 10_000;
+    let z = 10_000;
+    let c = Constraints::default();
+    let p = plan_for_size(n, z, &c).unwrap();
+    let s = standard_for_size(n, z, 0).unwrap();
+    assert!(p.fpr < s.fpr, "{} vs standard {}", p.fpr, s.fpr);
+    assert!(p.k < s.k);
+    assert!(p.coded);
+}
+
+#[test]
+fn fpr_plan_is_smallest_among_neighbours() {
+    let c = Constraints::default();
+    for &(n, f) in &[
+        (10_000u64, 0.02),
+        (10_000, 0.00045),
+        (1_000, 0.1),
+        (100_000, 1e-4),
+    ] {
+        let p = plan_for_fpr(n, f, &c).unwrap();
+        assert!(p.fpr <= f);
+        assert!(fpr_finite(p.m - 1, n, p.k) > f, "m − 1 would do");
+        for k in [p.k - 1, p.k + 1] {
+            if k == 0 {
+                continue;
+            }
+            // Smallest m reaching f with this k.
+            let (mut lo, mut hi) = (0u64, 1u64 << 40);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fpr_finite(mid, n, k) <= f {
+                    hi = mid
+                } else {
+                    lo = mid
+                }
+            }
+            assert!(
+                expected_frame_bytes(n, hi, k, None, 0) >= p.expected_bytes,
+                "n={n} f={f}: k={k} cheaper"
+            );
+        }
+    }
+}
+
+#[test]
+fn delta_plan_respects_budget() {
+    let c = Constraints::default().with_max_bits_per_key(64.0, 10_000);
+    let p = plan_delta_for_size(10_000, 0.05, 2_100, &c).unwrap();
+    assert!(p.bound_bytes <= 2_100);
+    assert_eq!(p.delta_fraction, Some(0.05));
+    // Section IV: more array bits and fewer hashes than the standard 8/5.
+    assert!(p.bits_per_key > 8.0 && p.k < 5, "{p:?}");
+}
