@@ -3,7 +3,10 @@
 
 use compressed_bloom::{BloomFilter, FilterParams, KeyHash};
 
-fn vectors() -> Vec<(Vec<u8>, u64, u64, u32, u64, u64, Vec<u64>)> {
+/// (key, seed, m, k, h1, h2, positions)
+type Vector = (Vec<u8>, u64, u64, u32, u64, u64, Vec<u64>);
+
+fn vectors() -> Vec<Vector> {
     include_str!("vectors/hash_positions.txt")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())

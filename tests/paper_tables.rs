@@ -27,8 +27,10 @@ fn m_for(bits_per_key: f64) -> u64 {
     (bits_per_key * N as f64).round() as u64
 }
 
-/// (m/n, z/n or None for "uncompressed", z/n decimals, k, f)
-fn check_table(name: &str, rows: &[(f64, Option<(f64, i32)>, u32, f64)]) {
+/// (m/n, z/n with its printed decimals or None for "uncompressed", k, f)
+type Row = (f64, Option<(f64, i32)>, u32, f64);
+
+fn check_table(name: &str, rows: &[Row]) {
     for &(bpk, z, k, f) in rows {
         let e = evaluate(N, m_for(bpk), k, None).unwrap();
         let what = format!("{name} m/n={bpk} k={k}");

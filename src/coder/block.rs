@@ -385,7 +385,7 @@ mod tests {
     fn reciprocal_division_is_exact() {
         let mut s = 0x1234_5678_9abc_def0u64;
         for d in 1..=PROB_SCALE {
-            let mut probe = |x: u32| assert_eq!(div_by_freq(x, d), x / d, "x={x} d={d}");
+            let probe = |x: u32| assert_eq!(div_by_freq(x, d), x / d, "x={x} d={d}");
             probe(0);
             probe(u32::MAX);
             probe(u32::MAX - 1);

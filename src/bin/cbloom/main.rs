@@ -1,1 +1,82 @@
-fn main() {}
+//! `cbloom`: build, plan, encode, decode, inspect and query compressed Bloom
+//! filter frames. A thin shell over the `compressed_bloom` library.
+
+mod demo;
+mod files;
+mod filters;
+mod plan_cmd;
+
+use clap::{Args, Parser, Subcommand};
+
+use std::process::ExitCode;
+
+/// Errors reach the user as one line: "cbloom: error: ...".
+pub(crate) type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Parser)]
+#[command(name = "cbloom", version, about = "Compressed Bloom filters for the wire", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Choose m and k for a byte budget or a false-positive target, or evaluate a point.
+    Plan(plan_cmd::PlanArgs),
+    /// Build a filter frame from keys (one per line).
+    Build(filters::BuildArgs),
+    /// Re-encode a frame (or import a bare bit array) to the smallest frame type.
+    Encode(filters::EncodeArgs),
+    /// Decode a frame to the uncompressed (raw) type or a bare bit array.
+    Decode(filters::DecodeArgs),
+    /// Show a frame's header, fill, entropy bound and expected false-positive rate.
+    Inspect(filters::InspectArgs),
+    /// Ask a filter frame whether keys are present.
+    Query(filters::QueryArgs),
+    /// Plan, build, encode, decode and verify a filter from generated keys.
+    Demo(demo::DemoArgs),
+}
+
+/// Limits applied when reading frames.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct LimitArgs {
+    /// Largest filter (bits) accepted from an input frame.
+    #[arg(long, default_value_t = 1u64 << 32, value_name = "BITS")]
+    max_m: u64,
+}
+
+impl LimitArgs {
+    pub(crate) fn limits(&self) -> compressed_bloom::DecodeLimits {
+        compressed_bloom::DecodeLimits {
+            max_m: self.max_m,
+            max_frame_len: u64::MAX,
+            ..compressed_bloom::DecodeLimits::default()
+        }
+    }
+}
+
+/// `-` means standard input or output.
+pub(crate) fn is_std(p: &std::path::Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(a) => plan_cmd::run(&a),
+        Command::Build(a) => filters::build(&a),
+        Command::Encode(a) => filters::encode(&a),
+        Command::Decode(a) => filters::decode(&a),
+        Command::Inspect(a) => filters::inspect(&a),
+        Command::Query(a) => filters::query(&a),
+        Command::Demo(a) => demo::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cbloom: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! build, encode, decode, inspect, query.
+
+use crate::files::{progress, read_all, split_keys, write_all};
+use crate::{CliResult, LimitArgs};
+use clap::Args;
+use compressed_bloom::math::log2_binomial;
+use compressed_bloom::plan::{self, Constraints};
+use compressed_bloom::{
+    decode_with_limits, encode_as, inspect as inspect_frame, BloomFilter, FilterParams, FilterType,
+};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Planner options shared by `build` and `demo`.
+#[derive(Args, Clone)]
+pub(crate) struct SizeArgs {
+    /// Number of bits m (with --k).
+    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"])]
+    pub m: Option<u64>,
+    /// Hash positions per key k (with --m).
+    #[arg(long, requires = "m")]
+    pub k: Option<u32>,
+    /// Plan for a frame of at most this many bytes.
+    #[arg(long, conflicts_with = "fpr")]
+    pub bytes: Option<u64>,
+    /// Plan for this false-positive rate with the smallest frame.
+    #[arg(long)]
+    pub fpr: Option<f64>,
+    /// Cap on m / n for the planner.
+    #[arg(long)]
+    pub max_bits_per_key: Option<f64>,
+    /// Cap on k for the planner.
+    #[arg(long, default_value_t = compressed_bloom::MAX_K)]
+    pub max_k: u32,
+    /// Probability that the frame fits the --bytes budget.
+    #[arg(long, default_value_t = 0.9999)]
+    pub confidence: f64,
+}
+
+impl SizeArgs {
+    /// (m, k) for n keys: given directly or through the planner.
+    pub(crate) fn resolve(&self, n: u64, seed: u64) -> CliResult<(u64, u32)> {
+        let mut cons = Constraints {
+            max_k: self.max_k,
+            confidence: self.confidence,
+            seed,
+            ..Constraints::default()
+        };
+        if let Some(r) = self.max_bits_per_key {
+            cons = cons.with_max_bits_per_key(r, n);
+        }
+        match (self.m, self.k, self.bytes, self.fpr) {
+            (Some(m), Some(k), _, _) => Ok((m, k)),
+            (_, _, Some(z), _) => {
+                let p = plan::plan_for_size(n, z, &cons)?;
+                Ok((p.m, p.k))
+            }
+            (_, _, _, Some(f)) => {
+                let p = plan::plan_for_fpr(n, f, &cons)?;
+                Ok((p.m, p.k))
+            }
+            _ => Err("give --m and --k, --bytes, or --fpr".into()),
+        }
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct BuildArgs {
+    /// File of keys, one per line (`-` for standard input).
+    #[arg(long)]
+    keys: PathBuf,
+    #[command(flatten)]
+    size: SizeArgs,
+    /// Number of keys to plan for (default: the number of lines).
+    #[arg(long)]
+    n: Option<u64>,
+    /// Hash seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the uncompressed (raw) frame type.
+    #[arg(long)]
+    raw: bool,
+    /// Output frame (`-` for standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+pub(crate) fn build(a: &BuildArgs) -> CliResult {
+    let data = read_all(&a.keys)?;
+    let keys = split_keys(&data);
+    let n = a.n.unwrap_or(keys.len() as u64);
+    let (m, k) = a.size.resolve(n, a.seed)?;
+    let mut f = BloomFilter::new(FilterParams::new(m, k, a.seed))?;
+    let bar = progress(keys.len() as u64, "inserting");
+    for (i, key) in keys.iter().enumerate() {
+        f.insert(key);
+        if i % 65_536 == 0 {
+            bar.set_position(i as u64);
+        }
+    }
+    bar.finish_and_clear();
+    f.set_len(n);
+    let frame = if a.raw {
+        encode_as(&f, FilterType::Raw)
+    } else {
+        compressed_bloom::encode(&f)
+    };
+    write_all(&a.output, &frame)?;
+    eprintln!(
+        "built m={m} k={k} n={n} from {} keys: {} bytes ({})",
+        keys.len(),
+        frame.len(),
+        frame_type(&frame)
+    );
+    Ok(())
+}
+
+fn frame_type(frame: &[u8]) -> &'static str {
+    match frame.get(3) {
+        Some(0) => "raw",
+        Some(1) => "coded",
+        _ => "?",
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct EncodeArgs {
+    /// Input frame, or with --import-bits a bare packed bit array (`-` for stdin).
+    input: PathBuf,
+    /// Output frame (`-` for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Treat the input as a bare bit array (bit i in byte i/8, LSB first) of ⌈m/8⌉ bytes.
+    #[arg(long, requires_all = ["m", "k"])]
+    import_bits: bool,
+    /// m of the imported bit array.
+    #[arg(long)]
+    m: Option<u64>,
+    /// k of the imported bit array.
+    #[arg(long)]
+    k: Option<u32>,
+    /// Seed of the imported bit array's hash.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Key count to declare for the imported bit array.
+    #[arg(long, default_value_t = 0)]
+    n: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
+    let data = read_all(&a.input)?;
+    let f = if a.import_bits {
+        let (m, k) = (a.m.unwrap_or(0), a.k.unwrap_or(0));
+        BloomFilter::from_bytes(FilterParams::new(m, k, a.seed), a.n, &data)?
+    } else {
+        decode_with_limits(&data, &a.limits.limits())?
+    };
+    let frame = compressed_bloom::encode(&f);
+    write_all(&a.output, &frame)?;
+    eprintln!(
+        "encoded m={} k={}: {} -> {} bytes ({})",
+        f.m(),
+        f.k(),
+        data.len(),
+        frame.len(),
+        frame_type(&frame)
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub(crate) struct DecodeArgs {
+    /// Input frame (`-` for stdin).
+    input: PathBuf,
+    /// Output (`-` for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Write the bare packed bit array instead of a raw frame.
+    #[arg(long)]
+    bits_only: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
+    let data = read_all(&a.input)?;
+    let f = decode_with_limits(&data, &a.limits.limits())?;
+    let out = if a.bits_only {
+        f.to_bytes()
+    } else {
+        encode_as(&f, FilterType::Raw)
+    };
+    write_all(&a.output, &out)?;
+    eprintln!(
+        "decoded m={} k={}: {} -> {} bytes",
+        f.m(),
+        f.k(),
+        data.len(),
+        out.len()
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub(crate) struct InspectArgs {
+    /// Frame file (`-` for stdin).
+    input: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
+    let data = read_all(&a.input)?;
+    let limits = a.limits.limits();
+    let h = inspect_frame(&data, &limits)?;
+    let f = decode_with_limits(&data, &limits)?;
+    let ones = f.count_ones();
+    let bound = log2_binomial(f.m(), ones) / 8.0;
+    let v = json!({
+        "type": h.filter_type.name(),
+        "version": h.version,
+        "hash_scheme": h.params.scheme.id(),
+        "seed": h.params.seed,
+        "m": h.params.m,
+        "k": h.params.k,
+        "n": h.n,
+        "ones": ones,
+        "frame_bytes": data.len(),
+        "payload_bytes": h.payload_len,
+        "entropy_bound_bytes": bound,
+        "estimated_n": finite_or_null(f.estimated_len()),
+        "expected_fpr": f.expected_fpr(),
+    });
+    if a.json {
+        println!("{v}");
+        return Ok(());
+    }
+    println!("type             {}", h.filter_type.name());
+    println!("format version   {}", h.version);
+    println!(
+        "hash scheme      {} (xxh3-128, enhanced double hashing)",
+        h.params.scheme.id()
+    );
+    println!("seed             {}", h.params.seed);
+    println!("m (bits)         {}", h.params.m);
+    println!("k                {}", h.params.k);
+    println!("n (declared)     {}", h.n);
+    println!("ones             {ones} (fill {:.4})", f.fill_ratio());
+    println!("frame bytes      {}", data.len());
+    println!("payload bytes    {}", h.payload_len);
+    println!(
+        "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
+        (h.payload_len as f64 / bound - 1.0) * 100.0
+    );
+    println!("estimated n      {:.1}", f.estimated_len());
+    println!("expected fpr     {:.6}", f.expected_fpr());
+    Ok(())
+}
+
+fn finite_or_null(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct QueryArgs {
+    /// Frame file (`-` for stdin).
+    filter: PathBuf,
+    /// Keys to look up.
+    #[arg(conflicts_with = "keys")]
+    key: Vec<String>,
+    /// File of keys, one per line (`-` for stdin).
+    #[arg(long)]
+    keys: Option<PathBuf>,
+    /// Print a summary instead of one line per key.
+    #[arg(long)]
+    count: bool,
+    /// With --count, print JSON.
+    #[arg(long, requires = "count")]
+    json: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn query(a: &QueryArgs) -> CliResult {
+    let data = read_all(&a.filter)?;
+    let f = decode_with_limits(&data, &a.limits.limits())?;
+    let file;
+    let keys: Vec<&[u8]> = match &a.keys {
+        Some(path) => {
+            file = read_all(path)?;
+            split_keys(&file)
+        }
+        None => a.key.iter().map(|k| k.as_bytes()).collect(),
+    };
+    let bar = progress(keys.len() as u64, "querying");
+    let mut present = 0u64;
+    let mut lines = String::new();
+    for (i, key) in keys.iter().enumerate() {
+        let hit = f.contains(key);
+        present += u64::from(hit);
+        if !a.count {
+            lines.push_str(&String::from_utf8_lossy(key));
+            lines.push_str(if hit { "\tpresent\n" } else { "\tabsent\n" });
+        }
+        if i % 65_536 == 0 {
+            bar.set_position(i as u64);
+        }
+    }
+    bar.finish_and_clear();
+    let total = keys.len() as u64;
+    if a.count && a.json {
+        println!(
+            "{}",
+            json!({"present": present, "absent": total - present, "total": total})
+        );
+    } else if a.count {
+        println!(
+            "present {present}\nabsent {}\ntotal {total}",
+            total - present
+        );
+    } else {
+        print!("{lines}");
+    }
+    Ok(())
+}
