@@ -1,0 +1,134 @@
+//! Golden frames (bytes in, filter out). The expected bit arrays were decoded
+//! by tools/ref_decoder.py, written from docs/FORMAT.md alone.
+
+use compressed_bloom::{
+    decode, decode_with_limits, encode, encode_as, BloomFilter, DecodeError, DecodeLimits,
+    FilterParams, FilterType,
+};
+
+struct Golden {
+    name: String,
+    ty: u8,
+    seed: u64,
+    m: u64,
+    k: u32,
+    n: u64,
+    frame: Vec<u8>,
+    bits: Vec<u8>,
+}
+
+fn goldens() -> Vec<Golden> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
+    let list = std::fs::read_to_string(format!("{dir}/golden.txt")).unwrap();
+    let v: Vec<Golden> = list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            Golden {
+                name: f[0].to_string(),
+                ty: f[1].parse().unwrap(),
+                seed: f[2].parse().unwrap(),
+                m: f[3].parse().unwrap(),
+                k: f[4].parse().unwrap(),
+                n: f[5].parse().unwrap(),
+                frame: std::fs::read(format!("{dir}/{}.cbf", f[0])).unwrap(),
+                bits: std::fs::read(format!("{dir}/{}.bits", f[0])).unwrap(),
+            }
+        })
+        .collect();
+    assert_eq!(v.len(), 9, "all golden vectors present");
+    v
+}
+
+fn keys(n: u64) -> impl Iterator<Item = String> {
+    (1..=n).map(|i| format!("key-{i}"))
+}
+
+#[test]
+fn golden_frames_decode_to_the_reference_bits() {
+    for g in goldens() {
+        let f = decode(&g.frame).unwrap_or_else(|e| panic!("{}: {e}", g.name));
+        assert_eq!(
+            f.params(),
+            &FilterParams::new(g.m, g.k, g.seed),
+            "{}",
+            g.name
+        );
+        assert_eq!(f.len(), g.n, "{}", g.name);
+        assert_eq!(g.frame[3], g.ty, "{}", g.name);
+        assert_eq!(
+            f.to_bytes(),
+            g.bits,
+            "{}: bits differ from the reference decoder",
+            g.name
+        );
+    }
+}
+
+#[test]
+fn golden_filters_rebuild_from_their_keys_and_reencode_identically() {
+    for g in goldens() {
+        let mut f = BloomFilter::new(FilterParams::new(g.m, g.k, g.seed)).unwrap();
+        for key in keys(g.n) {
+            f.insert(key.as_bytes());
+        }
+        assert_eq!(f.to_bytes(), g.bits, "{}: hashing disagrees", g.name);
+        let ty = if g.ty == 0 {
+            FilterType::Raw
+        } else {
+            FilterType::Coded
+        };
+        let frame = if g.ty == 0 {
+            encode_as(&f, ty)
+        } else {
+            encode(&f)
+        };
+        assert_eq!(
+            frame, g.frame,
+            "{}: encoder output changed (format bump?)",
+            g.name
+        );
+    }
+}
+
+#[test]
+fn every_truncation_is_rejected() {
+    for g in goldens() {
+        for cut in 0..g.frame.len() {
+            assert!(
+                decode(&g.frame[..cut]).is_err(),
+                "{}: truncation to {cut} bytes accepted",
+                g.name
+            );
+        }
+    }
+}
+
+#[test]
+fn every_single_bit_flip_is_rejected() {
+    let limits = DecodeLimits::unlimited();
+    for g in goldens() {
+        let mut frame = g.frame.clone();
+        for i in 0..frame.len() * 8 {
+            frame[i / 8] ^= 1 << (i % 8);
+            assert!(
+                decode_with_limits(&frame, &limits).is_err(),
+                "{}: flip of bit {i} accepted",
+                g.name
+            );
+            frame[i / 8] ^= 1 << (i % 8);
+        }
+    }
+}
+
+#[test]
+fn trailing_bytes_are_rejected() {
+    let g = &goldens()[1];
+    let mut frame = g.frame.clone();
+    frame.push(0);
+    assert!(matches!(
+        decode(&frame),
+        Err(DecodeError::TrailingBytes { count: 1, .. })
+    ));
+}

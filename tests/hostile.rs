@@ -1,0 +1,211 @@
+//! Frames crafted by an adversary: each failure class has its typed error,
+//! and huge declared sizes are refused before anything is allocated.
+
+use compressed_bloom::format::varint;
+use compressed_bloom::{
+    decode, decode_with_limits, encode, BloomFilter, DecodeError, DecodeLimits, FilterError,
+    FilterParams,
+};
+
+/// A frame with the given header fields and payload, and a correct CRC.
+fn craft(ty: u8, seed: u64, m: u64, k: u64, n: u64, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, 1, ty, 1, 0];
+    for v in [seed, m, k, n, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(payload);
+    let crc = crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// CRC-32C, bitwise, from its definition (independent of the crate's dependency).
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn crc_definition_check_value() {
+    assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+}
+
+#[test]
+fn frame_declaring_m_2_pow_60_is_refused_before_allocation() {
+    let frame = craft(1, 0, 1 << 60, 2, 10, &[0u8; 8]);
+    for limits in [DecodeLimits::default(), DecodeLimits::unlimited()] {
+        let e = decode_with_limits(&frame, &limits).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DecodeError::LimitExceeded { requested, .. } if requested == 1 << 60
+            ) || matches!(e, DecodeError::InvalidField { field: "m", .. }),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
+    // 2^56 bits = 8 PiB: within the format, beyond any machine.
+    let frame = craft(1, 0, 1 << 56, 2, 10, &[0u8; 8]);
+    let e = decode_with_limits(&frame, &DecodeLimits::unlimited()).unwrap_err();
+    assert!(
+        matches!(e, DecodeError::Filter(FilterError::OutOfMemory { .. })),
+        "{e}"
+    );
+    let e = decode(&frame).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DecodeError::LimitExceeded {
+                what: "m (bits)",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
+    let f = BloomFilter::new(FilterParams::new(1 << 24, 2, 0)).unwrap();
+    let frame = encode(&f);
+    assert!(
+        frame.len() < 64,
+        "an empty 2 MiB filter codes to a few bytes"
+    );
+    let limits = DecodeLimits {
+        max_expansion: Some(1000),
+        ..DecodeLimits::default()
+    };
+    assert!(matches!(
+        decode_with_limits(&frame, &limits),
+        Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
+    ));
+    assert!(decode(&frame).is_ok());
+}
+
+#[test]
+fn one_test_per_error_class() {
+    let good = craft(0, 0, 16, 2, 1, &[0b1010_0101, 0]);
+    assert!(decode(&good).is_ok());
+    let with = |i: usize, b: u8| {
+        let mut f = good.clone();
+        f[i] = b;
+        let body = f.len() - 4;
+        let crc = crc32c(&f[..body]);
+        f[body..].copy_from_slice(&crc.to_le_bytes());
+        f
+    };
+    assert!(matches!(
+        decode(&good[..3]),
+        Err(DecodeError::Truncated { .. })
+    ));
+    assert!(matches!(
+        decode(&with(0, 0xCA)),
+        Err(DecodeError::BadMagic {
+            found: [0xCA, 0xF1]
+        })
+    ));
+    assert!(matches!(
+        decode(&with(2, 2)),
+        Err(DecodeError::UnsupportedVersion { version: 2 })
+    ));
+    assert!(matches!(
+        decode(&with(3, 9)),
+        Err(DecodeError::UnknownFilterType { id: 9 })
+    ));
+    assert!(matches!(
+        decode(&with(4, 0)),
+        Err(DecodeError::UnknownHashScheme { id: 0 })
+    ));
+    assert!(matches!(
+        decode(&with(5, 0x80)),
+        Err(DecodeError::ReservedBits {
+            offset: 5,
+            value: 0x80
+        })
+    ));
+    // Over-long varint for the seed: 0x80 0x00.
+    let mut bad = vec![0xCB, 0xF1, 1, 0, 1, 0, 0x80, 0x00];
+    bad.extend_from_slice(&[16, 2, 1, 2, 0, 0, 0, 0, 0, 0]);
+    assert!(matches!(
+        decode(&bad),
+        Err(DecodeError::BadVarint {
+            offset: 6,
+            field: "seed",
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode(&craft(0, 0, 16, 0, 1, &[0, 0])),
+        Err(DecodeError::InvalidField { field: "k", .. })
+    ));
+    assert!(matches!(
+        decode(&craft(0, 0, 0, 2, 1, &[])),
+        Err(DecodeError::InvalidField { field: "m", .. })
+    ));
+    assert!(matches!(
+        decode(&craft(0, 0, 16, 2, 1, &[0, 0, 0])),
+        Err(DecodeError::InvalidField {
+            field: "payload_len",
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode(&craft(1, 0, 16, 2, 1, &[0, 0])),
+        Err(DecodeError::InvalidField {
+            field: "payload_len",
+            ..
+        })
+    ));
+    let limits = DecodeLimits {
+        max_k: 1,
+        ..DecodeLimits::default()
+    };
+    assert!(matches!(
+        decode_with_limits(&good, &limits),
+        Err(DecodeError::LimitExceeded { what: "k", .. })
+    ));
+    let limits = DecodeLimits {
+        max_frame_len: 10,
+        ..DecodeLimits::default()
+    };
+    assert!(matches!(
+        decode_with_limits(&good, &limits),
+        Err(DecodeError::LimitExceeded { .. })
+    ));
+    let mut flipped = good.clone();
+    flipped[11] ^= 1;
+    assert!(matches!(
+        decode(&flipped),
+        Err(DecodeError::ChecksumMismatch { .. })
+    ));
+    let mut trailing = good.clone();
+    trailing.push(7);
+    assert!(matches!(
+        decode(&trailing),
+        Err(DecodeError::TrailingBytes { count: 1, .. })
+    ));
+    // m = 12: the second byte's top four bits are padding.
+    assert!(matches!(
+        decode(&craft(0, 0, 12, 2, 1, &[0, 0xF0])),
+        Err(DecodeError::Filter(FilterError::PaddingBitsSet { m: 12 }))
+    ));
+    // A coded payload that is not a valid stream.
+    assert!(matches!(
+        decode(&craft(1, 0, 4096, 2, 1, &[1, 0, 0, 0, 9, 9])),
+        Err(DecodeError::Payload { .. })
+    ));
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates tests/vectors/*.cbf (frames written by cbloom) and *.bits (the
+# packed bit arrays that tools/ref_decoder.py, written from docs/FORMAT.md
+# alone, decodes from them). Golden vectors are a contract: only run this
+# when the format version changes, and commit the result with the bump.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/cbloom
+out=tests/vectors
+keys() { seq 1 "$1" | sed 's/^/key-/'; }
+list="$out/golden.txt"
+echo "# name type seed m k n keys (key-1..key-N, one per line)" > "$list"
+make() { # name nkeys seed m k [--raw]
+  local name=$1 nk=$2 seed=$3 m=$4 k=$5; shift 5
+  keys "$nk" | $bin build --keys - --m "$m" --k "$k" --seed "$seed" "$@" -o "$out/$name.cbf" 2>/dev/null
+  local hdr; hdr=$(python3 tools/ref_decoder.py "$out/$name.cbf" "$out/$name.bits")
+  local ty; ty=$(sed 's/.*type=\([0-9]*\).*/\1/' <<<"$hdr")
+  echo "$name $ty $seed $m $k $nk" >> "$list"
+  echo "$name: $(stat -c %s "$out/$name.cbf") bytes, $hdr"
+}
+make raw_small        100   7    1000      3 --raw
+make coded_k2         1000  0    14000     2
+make coded_sparse_k1  500   1    200000    1
+make coded_dense      2000  5    8000      4
+make empty_m1         0     0    1         1
+make all_zero_2blocks 0     9    8389608   3
+make sparse_2blocks   20    3    8393608   2
+make all_ones         50    2    64        64
+make interleaved      70000 11   1048576   2
