@@ -52,3 +52,8 @@ pub use format::{
     inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError, FilterType, FrameHeader,
 };
 pub use hash::{HashScheme, KeyHash};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

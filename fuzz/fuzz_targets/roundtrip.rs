@@ -1,0 +1,41 @@
+//! Structured filters (parameters and keys): decode(encode(f)) == f and the
+//! frame is never larger than the raw frame.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use compressed_bloom::{decode, encode, encode_as, BloomFilter, FilterParams, FilterType};
+use libfuzzer_sys::fuzz_target;
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    m: u32,
+    k: u8,
+    seed: u64,
+    keys: Vec<Vec<u8>>,
+    /// Extra raw bits XORed in, to reach densities keys alone would not.
+    noise: Vec<u8>,
+}
+
+fuzz_target!(|input: Input| {
+    let m = u64::from(input.m % (1 << 20)) + 1;
+    let k = u32::from(input.k % 64) + 1;
+    let mut f = BloomFilter::new(FilterParams::new(m, k, input.seed)).unwrap();
+    for key in &input.keys {
+        f.insert(key);
+    }
+    let mut bytes = f.to_bytes();
+    for (b, n) in bytes.iter_mut().zip(&input.noise) {
+        *b ^= n;
+    }
+    if m % 8 != 0 {
+        let last = bytes.len() - 1;
+        bytes[last] &= (1u8 << (m % 8)) - 1;
+    }
+    let f = BloomFilter::from_bytes(*f.params(), f.len(), &bytes).unwrap();
+    let frame = encode(&f);
+    assert!(frame.len() <= encode_as(&f, FilterType::Raw).len());
+    assert_eq!(decode(&frame).unwrap(), f);
+    for key in &input.keys {
+        let _ = f.contains(key);
+    }
+});

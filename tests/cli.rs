@@ -1,0 +1,210 @@
+//! `cbloom` end to end: build -> encode -> decode -> query answers identically
+//! at every stage, and errors are one line with a non-zero exit.
+#![cfg(feature = "cli")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cbloom(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cbloom"));
+    cmd.args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or(&[])).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn ok(args: &[&str]) -> Vec<u8> {
+    let out = cbloom(args, None);
+    assert!(
+        out.status.success(),
+        "cbloom {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn p(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn build_encode_decode_query_agree() {
+    let dir = std::env::temp_dir().join(format!("cbloom-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let members: String = (0..5000).map(|i| format!("member-{i}\n")).collect();
+    let probes: String = (0..2000)
+        .map(|i| format!("member-{}\nstranger-{i}\n", i * 2))
+        .collect();
+    std::fs::write(p(&dir, "keys.txt"), &members).unwrap();
+    std::fs::write(p(&dir, "probes.txt"), &probes).unwrap();
+
+    ok(&[
+        "build",
+        "--keys",
+        &p(&dir, "keys.txt"),
+        "--bytes",
+        "5000",
+        "--seed",
+        "9",
+        "-o",
+        &p(&dir, "a.cbf"),
+    ]);
+    let built = std::fs::read(p(&dir, "a.cbf")).unwrap();
+    assert!(
+        built.len() <= 5000,
+        "planned frame fits its budget: {}",
+        built.len()
+    );
+    assert_eq!(built[3], 1, "coded type");
+    ok(&["decode", &p(&dir, "a.cbf"), "-o", &p(&dir, "raw.cbf")]);
+    ok(&["encode", &p(&dir, "raw.cbf"), "-o", &p(&dir, "b.cbf")]);
+    assert_eq!(
+        std::fs::read(p(&dir, "b.cbf")).unwrap(),
+        built,
+        "re-encoding is deterministic"
+    );
+    ok(&[
+        "decode",
+        &p(&dir, "b.cbf"),
+        "--bits-only",
+        "-o",
+        &p(&dir, "bits.bin"),
+    ]);
+    let inspect = String::from_utf8(ok(&["inspect", &p(&dir, "a.cbf"), "--json"])).unwrap();
+    let m: u64 = json_field(&inspect, "m").parse().unwrap();
+    let k = json_field(&inspect, "k");
+    ok(&[
+        "encode",
+        &p(&dir, "bits.bin"),
+        "--import-bits",
+        "--m",
+        &m.to_string(),
+        "--k",
+        &k,
+        "--seed",
+        "9",
+        "--n",
+        "5000",
+        "-o",
+        &p(&dir, "c.cbf"),
+    ]);
+    assert_eq!(
+        std::fs::read(p(&dir, "c.cbf")).unwrap(),
+        built,
+        "import of bare bits"
+    );
+
+    let answers: Vec<Vec<u8>> = ["a.cbf", "raw.cbf", "b.cbf", "c.cbf"]
+        .iter()
+        .map(|f| ok(&["query", &p(&dir, f), "--keys", &p(&dir, "probes.txt")]))
+        .collect();
+    for a in &answers[1..] {
+        assert_eq!(a, &answers[0]);
+    }
+    let text = String::from_utf8(answers[0].clone()).unwrap();
+    for line in text.lines() {
+        if line.starts_with("member-") {
+            assert!(line.ends_with("\tpresent"), "false negative: {line}");
+        }
+    }
+    let count = String::from_utf8(ok(&[
+        "query",
+        &p(&dir, "a.cbf"),
+        "--keys",
+        &p(&dir, "probes.txt"),
+        "--count",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(json_field(&count, "total"), "4000");
+    let present: u64 = json_field(&count, "present").parse().unwrap();
+    assert!(
+        (2000..2200).contains(&present),
+        "2000 members plus a few false positives: {present}"
+    );
+    let one = String::from_utf8(ok(&[
+        "query",
+        &p(&dir, "a.cbf"),
+        "member-1",
+        "nobody-at-all-xyz",
+    ]))
+    .unwrap();
+    assert!(one.starts_with("member-1\tpresent\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stdin_and_stdout_with_dash() {
+    let out = cbloom(
+        &["build", "--keys", "-", "--m", "1000", "--k", "3", "-o", "-"],
+        Some(b"a\nb\nc\n"),
+    );
+    assert!(out.status.success());
+    let q = cbloom(&["query", "-", "a", "b", "c"], Some(&out.stdout));
+    assert_eq!(
+        String::from_utf8(q.stdout).unwrap(),
+        "a\tpresent\nb\tpresent\nc\tpresent\n"
+    );
+}
+
+#[test]
+fn plan_json_has_the_documented_keys() {
+    let s = String::from_utf8(ok(&["plan", "--n", "10000", "--bytes", "10000", "--json"])).unwrap();
+    for key in [
+        "m",
+        "k",
+        "n",
+        "bits_per_key",
+        "compressed_bits_per_key",
+        "fpr",
+        "expected_bytes",
+    ] {
+        assert!(s.contains(&format!("\"{key}\":")), "{key} missing in {s}");
+    }
+    let e = String::from_utf8(ok(&[
+        "plan",
+        "--n",
+        "10000",
+        "--bits-per-key",
+        "32",
+        "--k",
+        "2",
+        "--delta-fraction",
+        "0.05",
+    ]))
+    .unwrap();
+    assert!(e.contains("33.21"), "Table VI's z/(cn) for m/n = 32: {e}");
+}
+
+#[test]
+fn errors_are_one_line_and_nonzero() {
+    let out = cbloom(&["inspect", "-"], Some(b"\xCB\xF1\x01\x07"));
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cbloom: error: unknown filter type 7"),
+        "{err}"
+    );
+    let out = cbloom(&["query", "/nonexistent/file", "x"], None);
+    assert!(!out.status.success());
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("panicked"));
+}
+
+fn json_field(json: &str, key: &str) -> String {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("{key} in {json}"));
+    json[at + key.len() + 3..]
+        .chars()
+        .take_while(|c| !matches!(c, ',' | '}'))
+        .collect::<String>()
+        .trim_matches('"')
+        .to_string()
+}
