@@ -1,0 +1,240 @@
+//! Comparison harness for docs/BENCHMARKS.md.
+//!
+//! ```sh
+//! cd benches/compare
+//! cargo run --release -- compare     # sizes and speeds vs zstd, xz, brotli, arithmetic-coding
+//! cargo run --release -- simulate    # the paper's Section III.A simulations (10,000 trials)
+//! ```
+//!
+//! Needs the `zstd`, `xz` and `brotli` command-line tools. Bit arrays are Bloom
+//! filters of n keys `i.to_le_bytes()` (seed 1), identical for every codec.
+
+use compressed_bloom::coder;
+use compressed_bloom::math::log2_binomial;
+use compressed_bloom::{encode, BloomFilter, FilterParams};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const CONFIGS: &[(u64, u64, u32)] = &[
+    (10_000, 140_000, 2),
+    (10_000, 480_000, 3),
+    (10_000, 126_000, 2),
+    (10_000, 80_000, 6),
+    (10_000, 920_000, 1),
+    (2_000_000, 28_000_000, 2),
+    (10_000_000, 140_000_000, 2),
+];
+
+fn filter(n: u64, m: u64, k: u32, seed: u64) -> BloomFilter {
+    let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
+    for i in 0..n {
+        f.insert(&i.to_le_bytes());
+    }
+    f
+}
+
+/// Best of `reps` wall-clock runs of `f`, in seconds.
+fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let v = f();
+        best = best.min(t.elapsed().as_secs_f64());
+        out = Some(v);
+    }
+    (best, out.unwrap())
+}
+
+/// Runs an external compressor through a pipe; returns (bytes, secs, secs).
+fn external(args_c: &[&str], args_d: &[&str], data: &[u8], reps: usize) -> Option<(usize, f64, f64)> {
+    let run = |args: &[&str], input: &[u8]| -> Option<Vec<u8>> {
+        let mut child = Command::new(args[0])
+            .args(&args[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut stdin = child.stdin.take()?;
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().ok()?;
+        writer.join().ok()?.ok()?;
+        out.status.success().then_some(out.stdout)
+    };
+    let (tc, packed) = best(reps, || run(args_c, data));
+    let packed = packed?;
+    let (td, back) = best(reps, || run(args_d, &packed));
+    assert_eq!(back?.as_slice(), data, "{} round trip", args_c[0]);
+    Some((packed.len(), tc, td))
+}
+
+mod ac {
+    //! The `arithmetic-coding` crate with the paper's appendix model: two
+    //! counters starting at 1, P(bit) = C_bit / (C_0 + C_1).
+    use arithmetic_coding::fixed_length;
+    use arithmetic_coding::{Decoder, Encoder};
+    use bitstream_io::{BigEndian, BitReader, BitWrite, BitWriter};
+    use std::convert::Infallible;
+    use std::ops::Range;
+
+    #[derive(Clone)]
+    pub struct Adaptive {
+        c: [u64; 2],
+        len: usize,
+    }
+
+    impl fixed_length::Model for Adaptive {
+        type Symbol = bool;
+        type ValueError = Infallible;
+        type B = u64;
+        fn probability(&self, s: &bool) -> Result<Range<u64>, Infallible> {
+            Ok(if *s { self.c[0]..self.c[0] + self.c[1] } else { 0..self.c[0] })
+        }
+        fn denominator(&self) -> u64 {
+            self.c[0] + self.c[1]
+        }
+        fn max_denominator(&self) -> u64 {
+            self.len as u64 + 2
+        }
+        fn symbol(&self, v: u64) -> bool {
+            v >= self.c[0]
+        }
+        fn update(&mut self, s: &bool) {
+            self.c[usize::from(*s)] += 1;
+        }
+        fn length(&self) -> usize {
+            self.len
+        }
+    }
+
+    pub fn encode(bits: &[bool]) -> Vec<u8> {
+        let model = fixed_length::Wrapper::new(Adaptive { c: [1, 1], len: bits.len() });
+        let mut w = BitWriter::endian(Vec::new(), BigEndian);
+        Encoder::new(model, &mut w).encode_all(bits.iter().copied()).unwrap();
+        w.byte_align().unwrap();
+        w.into_writer()
+    }
+
+    pub fn decode(data: &[u8], len: usize) -> Vec<bool> {
+        let model = fixed_length::Wrapper::new(Adaptive { c: [1, 1], len });
+        let mut d = Decoder::new(model, BitReader::endian(data, BigEndian));
+        d.decode_all().map(Result::unwrap).collect()
+    }
+}
+
+fn compare() {
+    println!("| n | m | k | density | log2 C(m,x) bytes | codec | bytes | vs bound | encode MB/s | decode MB/s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &(n, m, k) in CONFIGS {
+        let f = filter(n, m, k, 1);
+        let bytes = f.to_bytes();
+        let x = f.count_ones();
+        let bound = log2_binomial(m, x) / 8.0;
+        let mb = m as f64 / 8e6;
+        let big = m >= 10_000_000;
+        let reps = if big { 3 } else { 20 };
+        let row = |name: &str, size: usize, tc: Option<f64>, td: Option<f64>| {
+            let speed = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.0}", mb / t));
+            println!(
+                "| {n} | {m} | {k} | {:.4} | {bound:.1} | {name} | {size} | {:+.3}% | {} | {} |",
+                x as f64 / m as f64,
+                (size as f64 / bound - 1.0) * 100.0,
+                speed(tc),
+                speed(td)
+            );
+        };
+        for threads in [1usize, 2] {
+            let (tc, payload) = best(reps, || {
+                let mut out = Vec::new();
+                coder::encode_with_threads(f.as_words(), m, &mut out, threads);
+                out
+            });
+            let (td, words) = best(reps, || {
+                let mut w = vec![0u64; f.as_words().len()];
+                coder::decode_with_threads(&payload, m, &mut w, threads).unwrap();
+                w
+            });
+            assert_eq!(words, f.as_words());
+            if threads == 1 || coder::block_count(m) > 1 {
+                row(&format!("cbloom payload, {threads} thread(s)"), payload.len(), Some(tc), Some(td));
+            }
+        }
+        row("cbloom whole frame", encode(&f).len(), None, None);
+        let ext_reps = if big { 1 } else { 5 };
+        for (name, c, d) in [
+            ("zstd -3", vec!["zstd", "-3", "-c", "-q"], vec!["zstd", "-d", "-c", "-q"]),
+            ("zstd -19", vec!["zstd", "-19", "-c", "-q"], vec!["zstd", "-d", "-c", "-q"]),
+            ("xz -9e", vec!["xz", "-9e", "-c"], vec!["xz", "-d", "-c"]),
+            ("brotli -11", vec!["brotli", "-q", "11", "-c"], vec!["brotli", "-d", "-c"]),
+        ] {
+            match external(&c, &d, &bytes, ext_reps) {
+                Some((size, tc, td)) => {
+                    // Wall time includes process start-up (~1 ms): speeds are
+                    // only meaningful for the large filters.
+                    let show = big.then_some(());
+                    row(name, size, show.map(|_| tc), show.map(|_| td));
+                }
+                None => println!("| {n} | {m} | {k} | | | {name} | not installed | | | |"),
+            }
+        }
+        let bits: Vec<bool> = (0..m).map(|i| f.bit(i)).collect();
+        let (tc, packed) = best(1, || ac::encode(&bits));
+        let (td, back) = best(1, || ac::decode(&packed, bits.len()));
+        assert_eq!(back, bits);
+        row("arithmetic-coding 0.5", packed.len(), Some(tc), Some(td));
+    }
+}
+
+fn simulate() {
+    const TRIALS: u64 = 10_000;
+    println!("| n | m | k | trials | frame mean | frame sd | frame max | payload mean | payload max | paper mean / sd / max |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (m, k, paper) in [
+        (140_000u64, 2u32, "9,920 / 11.4 / 9,971"),
+        (480_000, 3, "19,805 / 14.4 / 19,865"),
+        (126_000, 2, "9,493 / - / 9,539"),
+    ] {
+        let n = 10_000u64;
+        let (mut sum, mut sum2, mut max, mut psum, mut pmax) = (0f64, 0f64, 0usize, 0f64, 0usize);
+        for trial in 0..TRIALS {
+            // A fresh random filter per trial: the seed changes the hash functions
+            // (and, as a varint of 1-2 bytes, is part of the frame).
+            let f = filter(n, m, k, trial);
+            let frame = encode(&f);
+            let header = frame.len() - payload_len(&frame);
+            let len = frame.len();
+            sum += len as f64;
+            sum2 += (len * len) as f64;
+            max = max.max(len);
+            psum += (len - header) as f64;
+            pmax = pmax.max(len - header);
+        }
+        let t = TRIALS as f64;
+        let mean = sum / t;
+        let sd = (sum2 / t - mean * mean).max(0.0).sqrt();
+        println!(
+            "| {n} | {m} | {k} | {TRIALS} | {mean:.1} | {sd:.1} | {max} | {:.1} | {pmax} | {paper} |",
+            psum / t
+        );
+    }
+}
+
+/// Payload length from a frame's header.
+fn payload_len(frame: &[u8]) -> usize {
+    let h = compressed_bloom::inspect(frame, &compressed_bloom::DecodeLimits::default()).unwrap();
+    h.payload_len as usize
+}
+
+fn main() {
+    match std::env::args().nth(1).as_deref() {
+        Some("compare") => compare(),
+        Some("simulate") => simulate(),
+        _ => {
+            eprintln!("usage: compare | simulate");
+            std::process::exit(2);
+        }
+    }
+}
