@@ -45,7 +45,8 @@ fn bench(c: &mut Criterion) {
                 let mut words = vec![0u64; f.as_words().len()];
                 b.iter(|| {
                     words.iter_mut().for_each(|w| *w = 0);
-                    coder::decode_with_threads(black_box(&payload), m, &mut words, threads).unwrap();
+                    coder::decode_with_threads(black_box(&payload), m, &mut words, threads)
+                        .unwrap();
                 })
             });
         }

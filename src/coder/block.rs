@@ -146,7 +146,9 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     // model, exactly as the decoder will see it. Each loop iteration codes
     // one symbol: an escape (escape_len majority bits) or a run ended by a
     // minority bit (virtual at the block end).
-    let mut ops: Vec<u32> = Vec::with_capacity((bits / 8) as usize + 16);
+    // About 1.07 operations per one at the densities the planner picks
+    // (one per 7 bits at density 0.13); reserve that to avoid regrowth.
+    let mut ops: Vec<u32> = Vec::with_capacity((bits / 6) as usize + 64);
     let mut pos = 0u64;
     let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
@@ -155,6 +157,20 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
         if let Some(m) = sched.due(words, pos) {
             model = m;
             next = next_bit(words, pos, bits, model.minority_is_one);
+        }
+        if model.t == 0 && model.minority_is_one && next < bits {
+            fast_forward(
+                words,
+                bits,
+                &model,
+                sched.threshold,
+                &mut ops,
+                &mut pos,
+                &mut next,
+            );
+            if pos >= sched.threshold {
+                continue;
+            }
         }
         let run = next - pos;
         if run >= model.escape_len {
@@ -184,19 +200,25 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     let mut states = [RANS_L; 4];
     let mut rev: Vec<u16> = vec![0; ops.len() + 2 * lanes];
     let mut n = 0usize;
-    for (j, &op) in ops.iter().enumerate().rev() {
-        let lane = j % lanes;
-        let freq = op & 0xffff;
-        let start = op >> 16;
-        let x = states[lane];
-        // I3, branch-free: write the low word unconditionally, keep it only
-        // if the state must shrink.
-        let emit = x >= freq << X_MAX_SHIFT;
-        rev[n] = x as u16;
-        n += usize::from(emit);
-        let x = x >> (u32::from(emit) << 4);
-        let q = div_by_freq(x, freq);
-        states[lane] = (q << PROB_BITS) + (x - q * freq) + start;
+    // Operations past the last multiple of `lanes` first (highest j), one
+    // at a time; then whole rounds, lane 3 down to lane 0, in registers.
+    let whole = ops.len() - ops.len() % lanes;
+    for j in (whole..ops.len()).rev() {
+        states[j % lanes] = encode_step(states[j % lanes], ops[j], &mut rev, &mut n);
+    }
+    if lanes == 4 {
+        let [mut x0, mut x1, mut x2, mut x3] = states;
+        for round in ops[..whole].chunks_exact(4).rev() {
+            x3 = encode_step(x3, round[3], &mut rev, &mut n);
+            x2 = encode_step(x2, round[2], &mut rev, &mut n);
+            x1 = encode_step(x1, round[1], &mut rev, &mut n);
+            x0 = encode_step(x0, round[0], &mut rev, &mut n);
+        }
+        states = [x0, x1, x2, x3];
+    } else {
+        for &op in ops[..whole].iter().rev() {
+            states[0] = encode_step(states[0], op, &mut rev, &mut n);
+        }
     }
     rev.truncate(n);
     for lane in (0..lanes).rev() {
@@ -207,6 +229,82 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     for w in rev.iter().rev() {
         out.extend_from_slice(&w.to_le_bytes());
     }
+}
+
+/// One rANS encode step (I3) of `op` = start << 16 | freq on state `x`,
+/// writing at most one word to `rev[*n]`.
+#[inline(always)]
+fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
+    let freq = op & 0xffff;
+    let start = op >> 16;
+    // Branch-free: write the low word unconditionally, keep it only if the
+    // state must shrink.
+    let emit = x >= freq << X_MAX_SHIFT;
+    rev[*n] = x as u16;
+    *n += usize::from(emit);
+    let x = x >> (u32::from(emit) << 4);
+    let q = div_by_freq(x, freq);
+    (q << PROB_BITS) + (x - q * freq) + start
+}
+
+/// The encoder's forward pass for the common case (runs of zeros, t = 0):
+/// walks the ones of the block word by word and appends one operation per
+/// symbol from a per-run table, until the next symbol would start at or past
+/// `threshold` (a model rebuild) or no one is left before the block end
+/// (the general loop codes the final run). On return `*next` is the first one
+/// at or after `*pos`, as the general loop expects.
+#[inline(never)]
+fn fast_forward(
+    words: &[u64],
+    bits: u64,
+    model: &Model,
+    threshold: u64,
+    ops: &mut Vec<u32>,
+    pos: &mut u64,
+    next: &mut u64,
+) {
+    let esc_len = model.escape_len;
+    let esc_op = op(model, model.buckets as usize);
+    let mut run_op = [0u32; super::model::MAX_BUCKETS];
+    for (r, o) in run_op.iter_mut().enumerate().take(model.buckets as usize) {
+        *o = op(model, r);
+    }
+    let mut p = *pos;
+    let mut nx = *next;
+    // The word holding `nx`, with the bits before and at `nx` cleared.
+    let mut wi = (nx >> 6) as usize;
+    let mut w = words[wi] & (u64::MAX << (nx & 63)) & !(1u64 << (nx & 63));
+    let word_end = bits.div_ceil(64) as usize;
+    while p < threshold {
+        let run = nx - p;
+        if run >= esc_len {
+            ops.push(esc_op);
+            p += esc_len;
+            continue;
+        }
+        ops.push(run_op[run as usize]);
+        p = nx + 1;
+        // Advance to the next one.
+        while w == 0 {
+            wi += 1;
+            if wi >= word_end {
+                *pos = p;
+                *next = bits;
+                return;
+            }
+            w = words[wi];
+        }
+        let cand = ((wi as u64) << 6) + u64::from(w.trailing_zeros());
+        if cand >= bits {
+            *pos = p;
+            *next = bits;
+            return;
+        }
+        nx = cand;
+        w &= w - 1;
+    }
+    *pos = p;
+    *next = nx;
 }
 
 /// Exact ⌊x / d⌋ for x < 2^32 and 1 <= d <= 2^12 by multiplication
@@ -270,6 +368,68 @@ impl Words<'_> {
     }
 }
 
+/// The decoder's hot loop for the common case: four lanes, runs of zeros
+/// ended by ones, no low bits (t = 0). Decodes one symbol per lane, then
+/// applies the four. It runs only while four symbols cannot reach `limit`
+/// (the next model rebuild or the block end: each symbol advances at most
+/// escape_len = L bits) and while the input holds the at most 8 bytes four
+/// renormalisations can read, so none of the general loop's per-symbol checks
+/// can fail inside it; the general loop takes over near either edge.
+#[inline(never)]
+fn fast_runs(
+    states: &mut [u32; 4],
+    table: &[u64; PROB_SCALE as usize],
+    model: &Model,
+    input: &mut Words<'_>,
+    words: &mut [u64],
+    pos: &mut u64,
+    limit: u64,
+) {
+    let span = 4 * (model.escape_len + 1);
+    let [mut x0, mut x1, mut x2, mut x3] = *states;
+    let mut p = *pos;
+    let data = input.data;
+    let mut at = input.pos;
+    while p + span <= limit {
+        // The (at most four) words this round can read, in one load.
+        let Some(chunk) = data.get(at..at + 8) else {
+            break;
+        };
+        let chunk = u64::from_le_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        let mut reads = 0u32;
+        macro_rules! lane {
+            ($x:ident) => {{
+                let e = table[($x & (PROB_SCALE - 1)) as usize];
+                let x = ((e as u32 >> 7) & 0x1fff) * ($x >> PROB_BITS) + ((e as u32 >> 20) & 0xfff);
+                // I2: read the next word of the chunk only if x < L.
+                $x = if x < RANS_L {
+                    let w = (chunk >> (reads << 4)) as u32 & 0xffff;
+                    reads += 1;
+                    x << 16 | w
+                } else {
+                    x
+                };
+                e
+            }};
+        }
+        let s = [lane!(x0), lane!(x1), lane!(x2), lane!(x3)];
+        at += (reads as usize) << 1;
+        for e in s {
+            // A bucket symbol s: s zeros, then a one at p + s (bit 63 of the
+            // entry). The escape sets nothing and advances escape_len
+            // (p + s < limit <= bits keeps the index in bounds).
+            let bit = p + (e & 127);
+            words[(bit >> 6) as usize] |= (e >> 63) << (bit & 63);
+            p += (e >> 32) & 0x7fff_ffff;
+        }
+    }
+    *states = [x0, x1, x2, x3];
+    *pos = p;
+    input.pos = at;
+}
+
 /// Decodes one block stream into `words` (zeroed on entry; bits [0, bits)).
 /// `base` is the stream's offset in the payload, for error reports.
 pub(crate) fn decode_block(
@@ -296,7 +456,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             });
         }
     }
-    let mut table = Box::new([0u32; PROB_SCALE as usize]);
+    let mut table = Box::new([0u64; PROB_SCALE as usize]);
     let mut pos = 0u64;
     let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
@@ -304,12 +464,26 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
     let mut lane = 0usize;
     loop {
         if let Some(m) = sched.due(words, pos) {
+            // Late stages often quantise to the same tables: keep the old one.
+            if !m.same_tables(&model) {
+                m.fill_decode_table(&mut table);
+            }
             model = m;
-            model.fill_decode_table(&mut table);
+        }
+        if lanes == 4 && lane == 0 && model.t == 0 && model.minority_is_one {
+            fast_runs(
+                &mut states,
+                &table,
+                &model,
+                &mut input,
+                words,
+                &mut pos,
+                sched.threshold.min(bits),
+            );
         }
         // One symbol: rANS decode step on the current lane (I2).
         let x = states[lane];
-        let e = table[(x & (PROB_SCALE - 1)) as usize];
+        let e = table[(x & (PROB_SCALE - 1)) as usize] as u32;
         let sym = e & 127;
         let x = ((e >> 7) & 0x1fff) * (x >> PROB_BITS) + (e >> 20);
         states[lane] = input.renorm(x)?;
@@ -380,6 +554,34 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn round_trip(words: &[u64], bits: u64) {
+        let mut out = Vec::new();
+        encode_block(words, bits, &mut out);
+        let mut back = vec![0u64; words.len()];
+        decode_block(&out, bits, &mut back, 0).unwrap();
+        assert_eq!(back, words, "bits={bits}");
+    }
+
+    #[test]
+    fn runs_ending_exactly_at_block_end() {
+        // Sparse blocks whose last one is followed by a whole number of
+        // escapes, for lane counts 1 and 4 and word-aligned ends: the final
+        // escape lands exactly on the block end.
+        for bits in [1u64 << 20, (1 << 20) + 64, 4096, 4160] {
+            for gap in 1..200u64 {
+                let mut w = vec![0u64; bits.div_ceil(64) as usize];
+                let mut i = 0;
+                while i < bits - gap {
+                    w[(i / 64) as usize] |= 1 << (i % 64);
+                    i += 7 + (i % 5);
+                }
+                let last = bits - gap - 1;
+                w[(last / 64) as usize] |= 1 << (last % 64);
+                round_trip(&w, bits);
+            }
+        }
+    }
 
     #[test]
     fn reciprocal_division_is_exact() {

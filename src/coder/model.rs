@@ -25,7 +25,7 @@ pub(crate) const MAX_BUCKETS: usize = 96;
 /// The first model rebuild happens at this many bits; then at every doubling.
 pub(crate) const FIRST_STAGE: u64 = 16;
 
-// The decode table packs (symbol, frequency, bias) into 32 bits:
+// The decode table packs (symbol, frequency, bias) into the low 32 bits:
 // symbol < 2^7, frequency <= 2^12 (13 bits), bias < 2^12.
 const _: () = assert!(MAX_BUCKETS < 128);
 const _: () = assert!(PROB_BITS == 12);
@@ -105,14 +105,31 @@ impl Model {
         }
     }
 
-    /// Fills the 2^12-entry decode table: entry = sym | freq << 7 | bias << 20,
-    /// where bias = slot − start(sym).
-    pub(crate) fn fill_decode_table(&self, table: &mut [u32; PROB_SCALE as usize]) {
+    /// True when `other` codes every symbol exactly as `self` does.
+    pub(crate) fn same_tables(&self, other: &Model) -> bool {
+        self.minority_is_one == other.minority_is_one
+            && self.t == other.t
+            && self.buckets == other.buckets
+            && self.freq == other.freq
+    }
+
+    /// Fills the 2^12-entry decode table. Entry layout (u64):
+    /// bits 0–6 symbol, 7–19 frequency, 20–31 bias = slot − start(symbol);
+    /// bits 32–62 the bits a t = 0 symbol advances (s + 1 for bucket s,
+    /// escape_len for the escape) and bit 63 set for bucket symbols (they end
+    /// with a minority bit). The last two serve the decoder's fast path.
+    pub(crate) fn fill_decode_table(&self, table: &mut [u64; PROB_SCALE as usize]) {
         for sym in 0..=self.buckets as usize {
-            let f = u32::from(self.freq[sym]);
-            let st = u32::from(self.start[sym]);
+            let f = u64::from(self.freq[sym]);
+            let st = u64::from(self.start[sym]);
+            let (adv, bucket) = if sym == self.buckets as usize {
+                (self.escape_len & 0x7fff_ffff, 0u64)
+            } else {
+                (sym as u64 + 1, 1u64)
+            };
+            let hi = (adv | bucket << 31) << 32;
             for bias in 0..f {
-                table[(st + bias) as usize] = sym as u32 | f << 7 | bias << 20;
+                table[(st + bias) as usize] = sym as u64 | f << 7 | bias << 20 | hi;
             }
         }
     }
@@ -204,14 +221,25 @@ mod tests {
     #[test]
     fn decode_table_inverts_start_freq() {
         let m = Model::build(1000, 133);
-        let mut table = [0u32; PROB_SCALE as usize];
+        let mut table = [0u64; PROB_SCALE as usize];
         m.fill_decode_table(&mut table);
         for (slot, &e) in table.iter().enumerate() {
             let sym = (e & 127) as usize;
             let f = (e >> 7) & 0x1fff;
-            let bias = e >> 20;
-            assert_eq!(u32::from(m.freq[sym]), f);
-            assert_eq!(u32::from(m.start[sym]) + bias, slot as u32);
+            let bias = (e >> 20) & 0xfff;
+            assert_eq!(u64::from(m.freq[sym]), f);
+            assert_eq!(u64::from(m.start[sym]) + bias, slot as u64);
+            let bucket = sym < m.buckets as usize;
+            assert_eq!(e >> 63 == 1, bucket);
+            let adv = (e >> 32) & 0x7fff_ffff;
+            assert_eq!(
+                adv,
+                if bucket {
+                    sym as u64 + 1
+                } else {
+                    m.escape_len & 0x7fff_ffff
+                }
+            );
         }
     }
 }
