@@ -140,7 +140,26 @@ fn op(model: &Model, sym: usize) -> u32 {
 
 /// Encodes bits [0, bits) of `words` (a block, word-aligned) and appends the
 /// stream to `out`.
+#[cfg(test)]
 pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
+    encode_block_with(words, bits, out, &mut Scratch::default());
+}
+
+/// Buffers reused across the blocks one thread encodes (allocating them per
+/// block costs a page fault per 4 KiB touched).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    ops: Vec<u32>,
+    rev: Vec<u16>,
+}
+
+/// [`encode_block`] with caller-owned scratch buffers.
+pub(crate) fn encode_block_with(
+    words: &[u64],
+    bits: u64,
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) {
     let lanes = lanes_for(bits);
     // Forward pass: turn the block into coding operations with the adaptive
     // model, exactly as the decoder will see it. Each loop iteration codes
@@ -148,7 +167,9 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     // minority bit (virtual at the block end).
     // About 1.07 operations per one at the densities the planner picks
     // (one per 7 bits at density 0.13); reserve that to avoid regrowth.
-    let mut ops: Vec<u32> = Vec::with_capacity((bits / 6) as usize + 64);
+    let ops = &mut scratch.ops;
+    ops.clear();
+    ops.reserve((bits / 6) as usize + 64);
     let mut pos = 0u64;
     let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
@@ -164,7 +185,7 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
                 bits,
                 &model,
                 sched.threshold,
-                &mut ops,
+                ops,
                 &mut pos,
                 &mut next,
             );
@@ -198,26 +219,28 @@ pub(crate) fn encode_block(words: &[u64], bits: u64, out: &mut Vec<u8>) {
     // Backward pass: rANS is last-in first-out. Every operation emits at
     // most one word (I3), so the buffer cannot overflow.
     let mut states = [RANS_L; 4];
-    let mut rev: Vec<u16> = vec![0; ops.len() + 2 * lanes];
+    let rev = &mut scratch.rev;
+    rev.clear();
+    rev.resize(ops.len() + 2 * lanes, 0);
     let mut n = 0usize;
     // Operations past the last multiple of `lanes` first (highest j), one
     // at a time; then whole rounds, lane 3 down to lane 0, in registers.
     let whole = ops.len() - ops.len() % lanes;
     for j in (whole..ops.len()).rev() {
-        states[j % lanes] = encode_step(states[j % lanes], ops[j], &mut rev, &mut n);
+        states[j % lanes] = encode_step(states[j % lanes], ops[j], rev, &mut n);
     }
     if lanes == 4 {
         let [mut x0, mut x1, mut x2, mut x3] = states;
         for round in ops[..whole].chunks_exact(4).rev() {
-            x3 = encode_step(x3, round[3], &mut rev, &mut n);
-            x2 = encode_step(x2, round[2], &mut rev, &mut n);
-            x1 = encode_step(x1, round[1], &mut rev, &mut n);
-            x0 = encode_step(x0, round[0], &mut rev, &mut n);
+            x3 = encode_step(x3, round[3], rev, &mut n);
+            x2 = encode_step(x2, round[2], rev, &mut n);
+            x1 = encode_step(x1, round[1], rev, &mut n);
+            x0 = encode_step(x0, round[0], rev, &mut n);
         }
         states = [x0, x1, x2, x3];
     } else {
         for &op in ops[..whole].iter().rev() {
-            states[0] = encode_step(states[0], op, &mut rev, &mut n);
+            states[0] = encode_step(states[0], op, rev, &mut n);
         }
     }
     rev.truncate(n);

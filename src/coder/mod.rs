@@ -140,20 +140,27 @@ pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
 /// [`encode`] with an explicit thread count (1 = on the calling thread).
 pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize) {
     let spans: Vec<(usize, u64)> = block_spans(m).collect();
-    let encode_one = |&(w0, bits): &(usize, u64)| {
-        let mut v = Vec::new();
-        let wn = bits.div_ceil(64) as usize;
-        block::encode_block(&words[w0..w0 + wn], bits, &mut v);
-        v
+    // Each thread encodes a run of consecutive blocks with one set of
+    // scratch buffers.
+    let encode_run = |run: &[(usize, u64)]| {
+        let mut scratch = block::Scratch::default();
+        run.iter()
+            .map(|&(w0, bits)| {
+                let mut v = Vec::new();
+                let wn = bits.div_ceil(64) as usize;
+                block::encode_block_with(&words[w0..w0 + wn], bits, &mut v, &mut scratch);
+                v
+            })
+            .collect::<Vec<_>>()
     };
     let streams: Vec<Vec<u8>> = if threads <= 1 || spans.len() < 2 {
-        spans.iter().map(encode_one).collect()
+        encode_run(&spans)
     } else {
         let chunk = spans.len().div_ceil(threads);
         std::thread::scope(|s| {
             let handles: Vec<_> = spans
                 .chunks(chunk)
-                .map(|c| s.spawn(move || c.iter().map(encode_one).collect::<Vec<_>>()))
+                .map(|c| s.spawn(move || encode_run(c)))
                 .collect();
             handles
                 .into_iter()
