@@ -40,18 +40,23 @@
 #![forbid(unsafe_code)]
 
 pub mod coder;
+pub mod counting;
+pub mod delta;
 pub mod filter;
 pub mod format;
 pub mod hash;
 pub mod math;
 pub mod plan;
+pub mod sync;
 
+pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
     decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, encode_to_buf,
     inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError, FilterType, FrameHeader,
 };
 pub use hash::{HashScheme, KeyHash};
+pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

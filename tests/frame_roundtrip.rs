@@ -1,10 +1,12 @@
 //! Round trips of whole frames over parameters and densities.
 
+mod common;
+
 use compressed_bloom::{
     decode, decode_from_buf, encode, encode_as, encode_into, max_encoded_len, BloomFilter,
     DecodeLimits, FilterParams, FilterType, MAX_K,
 };
-use quickcheck::{Arbitrary, Gen, QuickCheck};
+use quickcheck::{Arbitrary, Gen};
 
 /// A filter with an arbitrary bit pattern (not necessarily from keys), so
 /// every density from all-zero to all-one is covered.
@@ -53,9 +55,7 @@ fn decode_encode_is_identity_and_never_larger_than_raw() {
             && decode(&frame).as_ref() == Ok(&f)
             && decode(&raw).as_ref() == Ok(&f)
     }
-    QuickCheck::new()
-        .tests(200)
-        .quickcheck(prop as fn(AnyFilter) -> bool);
+    common::qc(200, 0x5EED_0001).quickcheck(prop as fn(AnyFilter) -> bool);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Errors of the frame layer.
 
 use crate::coder::CoderError;
-use crate::filter::FilterError;
+use crate::filter::{FilterError, FilterParams};
+use crate::format::FilterType;
 use thiserror::Error;
 
 /// Why a frame was rejected. Grouped as: the input is corrupt or truncated
@@ -110,6 +111,39 @@ pub enum DecodeError {
     /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
     #[error("decoded filter invalid: {0}")]
     Filter(#[from] FilterError),
+    /// A delta frame where a full filter was expected, or the reverse.
+    #[error("frame holds a {} filter where {expected} frame was expected", found.name())]
+    WrongFrameType {
+        /// The frame's type.
+        found: FilterType,
+        /// What the caller asked for.
+        expected: &'static str,
+    },
+    /// A delta for filters with other parameters than the base.
+    #[error("delta is for {frame:?}, the base filter has {filter:?}")]
+    ParamsMismatch {
+        /// Parameters in the delta frame.
+        frame: FilterParams,
+        /// Parameters of the base filter.
+        filter: FilterParams,
+    },
+    /// A delta made from another filter than the base it is applied to
+    /// (a missed or reordered update): fetch a full frame.
+    #[error("delta applies to filter {expected:#018x}, the base is {actual:#018x}")]
+    WrongBase {
+        /// Base digest named by the delta.
+        expected: u64,
+        /// Digest of the filter it was applied to.
+        actual: u64,
+    },
+    /// The filter a delta produced does not have the digest it names.
+    #[error("delta result has digest {actual:#018x}, the frame promises {expected:#018x}")]
+    ResultMismatch {
+        /// Result digest named by the delta.
+        expected: u64,
+        /// Digest of what was computed.
+        actual: u64,
+    },
 }
 
 /// Why a filter could not be encoded into the given space.

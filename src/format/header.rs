@@ -4,7 +4,7 @@
 //! offset  size  field
 //! 0       2     magic 0xCB 0xF1
 //! 2       1     format version (1)
-//! 3       1     filter type (0 raw, 1 coded)
+//! 3       1     filter type (0 raw, 1 coded, 2 delta)
 //! 4       1     hash scheme id (1)
 //! 5       1     flags (reserved, must be 0)
 //! 6       var   seed        (LEB128)
@@ -39,6 +39,9 @@ pub enum FilterType {
     Raw,
     /// The bit array through the adaptive rANS run coder (`coder`).
     Coded,
+    /// The XOR of two versions of a filter, coded like [`FilterType::Coded`],
+    /// after the digests of both versions (`delta`).
+    Delta,
 }
 
 impl FilterType {
@@ -47,6 +50,7 @@ impl FilterType {
         match self {
             FilterType::Raw => 0,
             FilterType::Coded => 1,
+            FilterType::Delta => 2,
         }
     }
 
@@ -55,6 +59,7 @@ impl FilterType {
         match id {
             0 => Some(FilterType::Raw),
             1 => Some(FilterType::Coded),
+            2 => Some(FilterType::Delta),
             _ => None,
         }
     }
@@ -64,6 +69,7 @@ impl FilterType {
         match self {
             FilterType::Raw => "raw",
             FilterType::Coded => "coded",
+            FilterType::Delta => "delta",
         }
     }
 }
@@ -236,6 +242,13 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
                 offset: len_at,
                 field: "payload_len",
                 reason: "a coded payload must be shorter than the raw bit array",
+            });
+        }
+        FilterType::Delta if payload_len < crate::delta::DIGESTS_LEN as u64 => {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "payload_len",
+                reason: "a delta payload starts with two 8-byte digests",
             });
         }
         _ => {}

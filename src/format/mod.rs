@@ -61,12 +61,20 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 }
 
 fn frame(filter: &BloomFilter, ty: FilterType, payload: &[u8]) -> Vec<u8> {
-    let p = filter.params();
+    frame_bytes(filter.params(), filter.len(), ty, payload)
+}
+
+/// Header, payload and CRC-32C: a whole frame around `payload`.
+pub(crate) fn frame_bytes(
+    p: &crate::FilterParams,
+    n: u64,
+    ty: FilterType,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(
-        payload.len()
-            + header::frame_overhead(p.seed, p.m, p.k, filter.len(), payload.len() as u64),
+        payload.len() + header::frame_overhead(p.seed, p.m, p.k, n, payload.len() as u64),
     );
-    header::write(&mut out, ty, p, filter.len(), payload.len() as u64);
+    header::write(&mut out, ty, p, n, payload.len() as u64);
     out.extend_from_slice(payload);
     let crc = crc32c::crc32c(&out);
     out.extend_from_slice(&crc.to_le_bytes());
@@ -190,9 +198,13 @@ fn peek<B: Buf>(buf: &B, dst: &mut [u8]) -> usize {
     filled
 }
 
-/// Parses the header, checks lengths and checksum, then decodes the payload.
-/// Returns the filter and the frame length.
-fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
+/// Parses the header at the front of `data` and checks limits, lengths and
+/// the CRC. Returns the header, the payload and the frame length. Shared by
+/// every frame type, so no decoder sees a byte the checksum has not covered.
+pub(crate) fn checked_frame<'a>(
+    data: &'a [u8],
+    limits: &DecodeLimits,
+) -> Result<(FrameHeader, &'a [u8], usize), DecodeError> {
     let h = header::parse(data, limits)?;
     let total = h.frame_len();
     if (data.len() as u64) < total {
@@ -201,15 +213,13 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
             available: data.len() as u64,
         });
     }
-    // total <= data.len(), so it fits in usize and every slice below is in bounds.
+    // total <= data.len(), so it fits in usize and the slices below are in
+    // bounds; header_len <= body_end because frame_len adds payload_len + 4.
     let total = total as usize;
     let body_end = total - header::CRC_LEN;
-    let stored = u32::from_le_bytes(data[body_end..total].try_into().map_err(|_| {
-        DecodeError::Truncated {
-            needed: total as u64,
-            available: data.len() as u64,
-        }
-    })?);
+    let mut crc = [0u8; header::CRC_LEN];
+    crc.copy_from_slice(&data[body_end..total]);
+    let stored = u32::from_le_bytes(crc);
     let actual = crc32c::crc32c(&data[..body_end]);
     if stored != actual {
         return Err(DecodeError::ChecksumMismatch {
@@ -217,7 +227,13 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
             actual,
         });
     }
-    let payload = &data[h.header_len..body_end];
+    Ok((h, &data[h.header_len..body_end], total))
+}
+
+/// Checks the frame, then decodes a full filter. Returns the filter and the
+/// frame length.
+fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
+    let (h, payload, total) = checked_frame(data, limits)?;
     let params = h.params;
     let filter = match h.filter_type {
         FilterType::Raw => BloomFilter::from_bytes(params, h.n, payload)?,
@@ -234,6 +250,12 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
             }
             BloomFilter::from_words_unchecked(params, h.n, words)
         }
+        FilterType::Delta => {
+            return Err(DecodeError::WrongFrameType {
+                found: FilterType::Delta,
+                expected: "a full (raw or coded)",
+            })
+        }
     };
     Ok((filter, total))
 }
@@ -244,24 +266,5 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
 /// # Errors
 /// As [`decode`], except payload errors.
 pub fn inspect(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
-    let h = header::parse(data, limits)?;
-    let total = h.frame_len();
-    if (data.len() as u64) < total {
-        return Err(DecodeError::Truncated {
-            needed: total,
-            available: data.len() as u64,
-        });
-    }
-    let body_end = (total as usize) - header::CRC_LEN;
-    let mut crc = [0u8; 4];
-    crc.copy_from_slice(&data[body_end..body_end + 4]);
-    let stored = u32::from_le_bytes(crc);
-    let actual = crc32c::crc32c(&data[..body_end]);
-    if stored != actual {
-        return Err(DecodeError::ChecksumMismatch {
-            expected: stored,
-            actual,
-        });
-    }
-    Ok(h)
+    checked_frame(data, limits).map(|(h, _, _)| h)
 }

@@ -1,0 +1,187 @@
+//! A counting Bloom filter with 4-bit saturating counters (Fan, Cao, Almeida
+//! and Broder, "Summary Cache"), so a publisher can delete keys. Its bit view
+//! (counter > 0) is what travels.
+//!
+//! A key adds one to each of its *distinct* positions. A counter that reaches
+//! 15 sticks there: its true count is unknown from then on, so removals leave
+//! it set (a possible false positive later, never a false negative). Overflow
+//! is rare: Summary Cache bounds the probability that any counter reaches 16
+//! during insertion by 1.37e-15·m when k <= ln2·m/n.
+
+use crate::filter::{BloomFilter, FilterError, FilterParams};
+use crate::hash::KeyHash;
+
+/// The saturating maximum of a counter.
+pub const MAX_COUNT: u8 = 15;
+
+/// A Bloom filter of 4-bit counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CountingBloomFilter {
+    params: FilterParams,
+    n: u64,
+    /// Sixteen 4-bit counters per word; counter i in word i/16 at bits 4·(i%16).
+    counters: Vec<u64>,
+}
+
+impl CountingBloomFilter {
+    /// An empty filter (m/2 bytes of counters).
+    ///
+    /// # Errors
+    /// Parameters out of range, or the counters cannot be allocated.
+    pub fn new(params: FilterParams) -> Result<Self, FilterError> {
+        params.validate()?;
+        let words = params.m.div_ceil(16) as usize;
+        let counters = crate::filter::zeroed_words(words)?;
+        Ok(CountingBloomFilter {
+            params,
+            n: 0,
+            counters,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &FilterParams {
+        &self.params
+    }
+
+    /// Keys inserted minus keys removed.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Counter `i` (0 for i >= m).
+    pub fn count(&self, i: u64) -> u8 {
+        if i >= self.params.m {
+            return 0;
+        }
+        ((self.counters[(i / 16) as usize] >> (4 * (i % 16))) & 0xf) as u8
+    }
+
+    fn distinct_positions(&self, key: &[u8]) -> ([u64; crate::MAX_K as usize], usize) {
+        let mut pos = [0u64; crate::MAX_K as usize];
+        let mut len = 0;
+        for p in KeyHash::new(key, self.params.seed).positions(self.params.m, self.params.k) {
+            if !pos[..len].contains(&p) {
+                pos[len] = p;
+                len += 1;
+            }
+        }
+        (pos, len)
+    }
+
+    fn add(&mut self, i: u64, delta: i8) {
+        let c = self.count(i);
+        if c == MAX_COUNT {
+            return; // saturated: sticky
+        }
+        let new = (i16::from(c) + i16::from(delta)) as u64;
+        let w = &mut self.counters[(i / 16) as usize];
+        let shift = 4 * (i % 16);
+        *w = (*w & !(0xf << shift)) | (new << shift);
+    }
+
+    /// Inserts a key.
+    pub fn insert(&mut self, key: &[u8]) {
+        let (pos, len) = self.distinct_positions(key);
+        for &p in &pos[..len] {
+            self.add(p, 1);
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    /// Removes a key. Returns false, changing nothing, if the key cannot be
+    /// present (one of its counters is 0).
+    pub fn remove(&mut self, key: &[u8]) -> bool {
+        let (pos, len) = self.distinct_positions(key);
+        if pos[..len].iter().any(|&p| self.count(p) == 0) {
+            return false;
+        }
+        for &p in &pos[..len] {
+            self.add(p, -1);
+        }
+        self.n = self.n.saturating_sub(1);
+        true
+    }
+
+    /// True if the key may be present.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        KeyHash::new(key, self.params.seed)
+            .positions(self.params.m, self.params.k)
+            .all(|p| self.count(p) > 0)
+    }
+
+    /// Number of saturated counters.
+    pub fn saturated(&self) -> u64 {
+        (0..self.params.m)
+            .filter(|&i| self.count(i) == MAX_COUNT)
+            .count() as u64
+    }
+
+    /// The bit view: bit i is set when counter i is non-zero. Its key count
+    /// is this filter's.
+    pub fn to_bloom(&self) -> BloomFilter {
+        let mut words = vec![0u64; self.params.word_len()];
+        for (ci, &c) in self.counters.iter().enumerate() {
+            // Nibble j of c is non-zero -> bit 16·ci + j.
+            let mut nz = 0u64;
+            for j in 0..16 {
+                if (c >> (4 * j)) & 0xf != 0 {
+                    nz |= 1 << j;
+                }
+            }
+            let bit = ci * 16;
+            words[bit / 64] |= nz << (bit % 64);
+        }
+        BloomFilter::from_words_unchecked(self.params, self.n, words)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_remove_round_trip() {
+        let mut c = CountingBloomFilter::new(FilterParams::new(10_000, 4, 3)).unwrap();
+        let empty = c.to_bloom();
+        for i in 0..500u32 {
+            c.insert(&i.to_le_bytes());
+        }
+        for i in 0..500u32 {
+            assert!(c.contains(&i.to_le_bytes()));
+        }
+        // The bit view equals a plain filter of the same keys.
+        let mut plain = BloomFilter::new(FilterParams::new(10_000, 4, 3)).unwrap();
+        for i in 0..500u32 {
+            plain.insert(&i.to_le_bytes());
+        }
+        assert_eq!(c.to_bloom().as_words(), plain.as_words());
+        for i in 0..500u32 {
+            assert!(c.remove(&i.to_le_bytes()));
+        }
+        assert_eq!(c.to_bloom().as_words(), empty.as_words());
+        assert!(!c.remove(b"never inserted"));
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn counters_saturate_and_stick() {
+        let mut c = CountingBloomFilter::new(FilterParams::new(64, 1, 0)).unwrap();
+        for _ in 0..20 {
+            c.insert(b"same");
+        }
+        assert_eq!(c.saturated(), 1);
+        for _ in 0..20 {
+            assert!(c.remove(b"same"));
+        }
+        assert!(
+            c.contains(b"same"),
+            "a saturated counter keeps the key maybe-present"
+        );
+    }
+}
