@@ -313,6 +313,9 @@ struct SizeModel {
     seed: u64,
     mean_ones: f64,
     sd_ones: f64,
+    /// A delta frame: always coded (no raw fallback) and its payload starts
+    /// with two 8-byte digests.
+    delta: bool,
 }
 
 impl SizeModel {
@@ -325,6 +328,7 @@ impl SizeModel {
             seed,
             mean_ones: mf * (1.0 - zero_fraction(m, n, k)),
             sd_ones: zero_count_variance(m, n, k).sqrt(),
+            delta: false,
         }
     }
 
@@ -340,6 +344,7 @@ impl SizeModel {
             seed,
             mean_ones: mf * q,
             sd_ones: (mf * q * (1.0 - q)).sqrt(),
+            delta: true,
         }
     }
 
@@ -348,7 +353,11 @@ impl SizeModel {
     fn payload_bytes(&self, ones: f64) -> f64 {
         let coded =
             coder::payload_bits_bound(self.m, log2_binomial_real(self.m as f64, ones)) / 8.0;
-        coded.min(self.m.div_ceil(8) as f64)
+        if self.delta {
+            coded + crate::delta::DIGESTS_LEN as f64
+        } else {
+            coded.min(self.m.div_ceil(8) as f64)
+        }
     }
 
     fn frame_bytes(&self, payload: f64) -> f64 {
@@ -374,7 +383,7 @@ impl SizeModel {
     }
 
     fn coded(&self) -> bool {
-        self.payload_bytes(self.mean_ones) < self.m.div_ceil(8) as f64
+        self.delta || self.payload_bytes(self.mean_ones) < self.m.div_ceil(8) as f64
     }
 }
 
@@ -636,6 +645,51 @@ pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, Plan
     let mut plan = make_plan(Kind::Filter, n, m, k, &cons);
     raw_sizes(&mut plan, seed);
     Ok(plan)
+}
+
+/// The standard filter (k the best integer near ln2·m/n) with the largest m
+/// whose *delta* at change fraction `c` fits `budget_bytes`, with the delta's
+/// sizes: the first column of the paper's Tables VI and VII.
+///
+/// # Errors
+/// c outside (0, 1], or a budget too small for any delta frame.
+pub fn standard_delta_for_size(
+    n: u64,
+    c: f64,
+    budget_bytes: u64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    check_fraction(c)?;
+    cons.validate()?;
+    let z = normal_quantile(cons.confidence);
+    let fits = |m: u64| {
+        let k = best_k_uncompressed(m, n);
+        SizeModel::delta(m, n, k, c, cons.seed).bound_frame_bytes(z) <= budget_bytes as f64
+    };
+    let m = largest_m(cons.m_cap(), fits).ok_or_else(|| too_small(budget_bytes))?;
+    Ok(make_plan(
+        Kind::Delta(c),
+        n,
+        m,
+        best_k_uncompressed(m, n),
+        cons,
+    ))
+}
+
+/// The standard filter reaching `target_fpr` (smallest m, best integer k),
+/// with the sizes of its delta at change fraction `c`.
+///
+/// # Errors
+/// Invalid arguments, or no m within 2^56 bits reaches the target.
+pub fn standard_delta_for_fpr(
+    n: u64,
+    c: f64,
+    target_fpr: f64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    check_fraction(c)?;
+    let s = standard_for_fpr(n, target_fpr, cons.seed)?;
+    Ok(make_plan(Kind::Delta(c), n, s.m, s.k, cons))
 }
 
 fn raw_sizes(plan: &mut Plan, seed: u64) {

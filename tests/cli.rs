@@ -140,6 +140,70 @@ fn build_encode_decode_query_agree() {
 }
 
 #[test]
+fn delta_and_apply_round_trip() {
+    let dir = std::env::temp_dir().join(format!("cbloom-delta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old: String = (0..10_000).map(|i| format!("k{i}\n")).collect();
+    let new: String = (500..10_500).map(|i| format!("k{i}\n")).collect();
+    std::fs::write(p(&dir, "old.txt"), old).unwrap();
+    std::fs::write(p(&dir, "new.txt"), new).unwrap();
+    for (keys, out) in [("old.txt", "old.cbf"), ("new.txt", "new.cbf")] {
+        ok(&[
+            "build",
+            "--keys",
+            &p(&dir, keys),
+            "--m",
+            "320000",
+            "--k",
+            "2",
+            "-o",
+            &p(&dir, out),
+        ]);
+    }
+    ok(&[
+        "delta",
+        &p(&dir, "old.cbf"),
+        &p(&dir, "new.cbf"),
+        "-o",
+        &p(&dir, "d.cbf"),
+    ]);
+    let d = std::fs::read(p(&dir, "d.cbf")).unwrap();
+    assert!(d.len() < 2_200, "5% change at m/n = 32: {} bytes", d.len());
+    ok(&[
+        "apply",
+        &p(&dir, "old.cbf"),
+        &p(&dir, "d.cbf"),
+        "-o",
+        &p(&dir, "new2.cbf"),
+    ]);
+    assert_eq!(
+        std::fs::read(p(&dir, "new2.cbf")).unwrap(),
+        std::fs::read(p(&dir, "new.cbf")).unwrap()
+    );
+    let info = String::from_utf8(ok(&["inspect", &p(&dir, "d.cbf"), "--json"])).unwrap();
+    assert_eq!(json_field(&info, "type"), "delta");
+    assert!(json_field(&info, "base_digest").len() == 16);
+    // Applying to the wrong base fails with one line.
+    let out = cbloom(
+        &[
+            "apply",
+            &p(&dir, "new.cbf"),
+            &p(&dir, "d.cbf"),
+            "-o",
+            &p(&dir, "x.cbf"),
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("cbloom: error: delta applies to filter"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn stdin_and_stdout_with_dash() {
     let out = cbloom(
         &["build", "--keys", "-", "--m", "1000", "--k", "3", "-o", "-"],

@@ -132,3 +132,44 @@ fn trailing_bytes_are_rejected() {
         Err(DecodeError::TrailingBytes { count: 1, .. })
     ));
 }
+
+#[test]
+fn golden_deltas_apply_to_the_reference_result() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
+    let list = std::fs::read_to_string(format!("{dir}/golden_delta.txt")).unwrap();
+    let bases = goldens();
+    let mut count = 0;
+    for line in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split(' ').collect();
+        let (name, base_name) = (f[0], f[1]);
+        let (from, to): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let frame = std::fs::read(format!("{dir}/{name}.cbf")).unwrap();
+        let expected = std::fs::read(format!("{dir}/{name}.bits")).unwrap();
+        let base = bases.iter().find(|g| g.name == base_name).unwrap();
+        let mut f = decode(&base.frame).unwrap();
+        compressed_bloom::delta::apply(&mut f, &frame, &DecodeLimits::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            f.to_bytes(),
+            expected,
+            "{name}: differs from the reference decoder"
+        );
+        // The encoder reproduces the golden delta from the keys.
+        let mut new = BloomFilter::new(FilterParams::new(base.m, base.k, base.seed)).unwrap();
+        for i in from..=to {
+            new.insert(format!("key-{i}").as_bytes());
+        }
+        assert_eq!(new.to_bytes(), expected, "{name}: hashing");
+        let old = decode(&base.frame).unwrap();
+        assert_eq!(
+            compressed_bloom::delta::encode_delta(&old, &new).unwrap(),
+            frame,
+            "{name}: delta encoder output changed"
+        );
+        count += 1;
+    }
+    assert_eq!(count, 2);
+}

@@ -161,3 +161,40 @@ fn delta_plan_respects_budget() {
     // Section IV: more array bits and fewer hashes than the standard 8/5.
     assert!(p.bits_per_key > 8.0 && p.k < 5, "{p:?}");
 }
+
+/// The size bound against real frames: 100 independent filters (fresh seeds)
+/// built to each plan all fit the budget. The bound holds with probability
+/// >= 0.9999 per frame, so P(any of 100 exceeds) <= 1% if the model is right;
+/// a failure here means the size model is optimistic.
+#[test]
+fn planned_frames_fit_their_budget_in_practice() {
+    use compressed_bloom::{delta, encode, BloomFilter, FilterParams};
+    let n = 10_000u64;
+    let c = Constraints::default().with_max_bits_per_key(64.0, n);
+    // No memory cap for the full filter, so the byte budget is what binds.
+    let full = plan_for_size(n, 10_000, &Constraints::default()).unwrap();
+    let dplan = plan_delta_for_size(n, 0.05, 2_150, &c).unwrap();
+    let mut worst = (0usize, 0usize);
+    for trial in 0..100u64 {
+        let build = |p: &compressed_bloom::plan::Plan, lo: u64| {
+            let mut f = BloomFilter::new(FilterParams::new(p.m, p.k, trial)).unwrap();
+            for i in lo..lo + n {
+                f.insert(&i.to_le_bytes());
+            }
+            f
+        };
+        let frame = encode(&build(&full, 0));
+        assert!(
+            frame.len() <= 10_000,
+            "trial {trial}: {} bytes",
+            frame.len()
+        );
+        let d = delta::encode_delta(&build(&dplan, 0), &build(&dplan, 500)).unwrap();
+        assert!(d.len() <= 2_150, "trial {trial}: delta {} bytes", d.len());
+        worst = (worst.0.max(frame.len()), worst.1.max(d.len()));
+    }
+    println!(
+        "largest frames: {} / 10000 bytes, delta {} / 2150 bytes",
+        worst.0, worst.1
+    );
+}

@@ -9,6 +9,7 @@ cargo build --release --quiet
 bin=target/release/cbloom
 out=tests/vectors
 keys() { seq 1 "$1" | sed 's/^/key-/'; }
+keys_range() { seq "$1" "$2" | sed 's/^/key-/'; }
 list="$out/golden.txt"
 echo "# name type seed m k n keys (key-1..key-N, one per line)" > "$list"
 make() { # name nkeys seed m k [--raw]
@@ -28,3 +29,19 @@ make all_zero_2blocks 0     9    8389608   3
 make sparse_2blocks   20    3    8393608   2
 make all_ones         50    2    64        64
 make interleaved      70000 11   1048576   2
+
+# Deltas: from a golden base to the keys key-FROM..key-TO (same m, k, seed).
+dlist="$out/golden_delta.txt"
+echo "# name base from to (the new filter holds key-FROM..key-TO)" > "$dlist"
+delta() { # name base from to m k seed
+  local name=$1 base=$2 from=$3 to=$4 m=$5 k=$6 seed=$7
+  local tmp; tmp=$(mktemp)
+  keys_range "$from" "$to" | $bin build --keys - --m "$m" --k "$k" --seed "$seed" -o "$tmp" 2>/dev/null
+  $bin delta "$out/$base.cbf" "$tmp" -o "$out/$name.cbf" 2>/dev/null
+  python3 tools/ref_decoder.py "$out/$base.cbf" "$out/$name.cbf" "$out/$name.bits" >/dev/null
+  rm -f "$tmp"
+  echo "$name $base $from $to" >> "$dlist"
+  echo "$name: $(stat -c %s "$out/$name.cbf") bytes"
+}
+delta delta_k2          coded_k2     51    1050   14000   2 0
+delta delta_interleaved interleaved  3501  73500  1048576 2 11

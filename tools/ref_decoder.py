@@ -4,8 +4,10 @@ docs/FORMAT.md alone (it shares no code with the Rust crate).
 
     python3 tools/ref_decoder.py FRAME            # prints the header
     python3 tools/ref_decoder.py FRAME OUT.bits   # also writes the packed bit array
+    python3 tools/ref_decoder.py BASE DELTA OUT.bits   # applies a delta frame
 
-Plain Python, no dependencies; slow, but exact.
+Plain Python; slow, but exact. Deltas need the `xxhash` package for their
+digests (XXH3-64).
 """
 import sys
 
@@ -148,7 +150,7 @@ def decode(frame: bytes):
     if len(frame) < 6:
         raise FrameError("truncated")
     version, ftype, scheme, flags = frame[2], frame[3], frame[4], frame[5]
-    if version != 1 or ftype not in (0, 1) or scheme != 1 or flags != 0:
+    if version != 1 or ftype not in (0, 1, 2) or scheme != 1 or flags != 0:
         raise FrameError("unsupported header byte")
     at = 6
     seed, at = varint(frame, at)
@@ -159,7 +161,8 @@ def decode(frame: bytes):
     if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
         raise FrameError("m or k out of range")
     raw_len = (m + 7) // 8
-    if (ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len):
+    if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
+            or (ftype == 2 and plen < 16)):
         raise FrameError("payload length inconsistent with type")
     end = at + plen
     if len(frame) != end + 4:
@@ -173,6 +176,15 @@ def decode(frame: bytes):
         if m % 8 and packed[-1] >> (m % 8):
             raise FrameError("padding bits set")
         return header, packed
+    if ftype == 2:
+        header["base_digest"] = int.from_bytes(payload[0:8], "little")
+        header["result_digest"] = int.from_bytes(payload[8:16], "little")
+        payload = payload[16:]
+    return header, decode_coded(payload, m)
+
+
+def decode_coded(payload: bytes, m: int) -> bytes:
+    raw_len = (m + 7) // 8
     nb = max(1, -(-m // (1 << 23)))
     lens, q = [], 0
     for _ in range(nb - 1):
@@ -190,11 +202,46 @@ def decode(frame: bytes):
     for i, b in enumerate(bits):
         if b:
             packed[i // 8] |= 1 << (i % 8)
-    return header, bytes(packed)
+    return bytes(packed)
+
+
+def put_varint(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def digest(header, packed: bytes) -> int:
+    import xxhash
+    head = bytes([1]) + put_varint(header["seed"]) + put_varint(header["m"]) + put_varint(header["k"])
+    return xxhash.xxh3_64_intdigest(head + packed, seed=0)
+
+
+def apply_delta(base_frame: bytes, delta_frame: bytes) -> bytes:
+    bh, base = decode(base_frame)
+    dh, xor = decode(delta_frame)
+    if dh["type"] != 2 or bh["type"] == 2:
+        raise FrameError("need a full frame and a delta frame")
+    if any(bh[f] != dh[f] for f in ("seed", "m", "k")):
+        raise FrameError("parameters differ")
+    if digest(bh, base) != dh["base_digest"]:
+        raise FrameError("delta was made from another base")
+    result = bytes(a ^ b for a, b in zip(base, xor))
+    if digest(dh, result) != dh["result_digest"]:
+        raise FrameError("result digest mismatch")
+    return result
 
 
 if __name__ == "__main__":
     assert crc32c(b"123456789") == 0xE3069283
+    if len(sys.argv) == 4:
+        out = apply_delta(open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read())
+        open(sys.argv[3], "wb").write(out)
+        print("applied")
+        sys.exit(0)
     frame = open(sys.argv[1], "rb").read()
     header, packed = decode(frame)
     print(" ".join(f"{k}={v}" for k, v in header.items()))

@@ -4,6 +4,7 @@
 //! cd benches/compare
 //! cargo run --release -- compare     # sizes and speeds vs zstd, xz, brotli, arithmetic-coding
 //! cargo run --release -- simulate    # the paper's Section III.A simulations (10,000 trials)
+//! cargo run --release -- delta       # Section IV: delta sizes, and the m/n = 32 simulation
 //! ```
 //!
 //! Needs the `zstd`, `xz` and `brotli` command-line tools. Bit arrays are Bloom
@@ -232,9 +233,82 @@ fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("compare") => compare(),
         Some("simulate") => simulate(),
+        Some("delta") => deltas(),
         _ => {
-            eprintln!("usage: compare | simulate");
+            eprintln!("usage: compare | simulate | delta");
             std::process::exit(2);
         }
     }
+}
+
+/// Old filter: keys 0..n; new: keys cn..n+cn (a fraction c replaced).
+fn delta_pair(n: u64, m: u64, k: u32, c: f64, seed: u64) -> (BloomFilter, BloomFilter) {
+    let changed = (c * n as f64).round() as u64;
+    let build = |lo: u64| {
+        let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
+        for i in lo..lo + n {
+            f.insert(&i.to_le_bytes());
+        }
+        f
+    };
+    (build(0), build(changed))
+}
+
+fn deltas() {
+    use compressed_bloom::delta;
+    use compressed_bloom::math::binary_entropy;
+    let n = 10_000u64;
+    println!("| c | m/n | k | changed bits d | log2 C(m,d) bytes | formula m·H(q)/8 | coded xor bytes | vs bound | delta frame bytes |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for c in [0.05, 0.01] {
+        for (bpk, k) in [(8u64, 5u32), (12, 3), (32, 2), (13, 2), (16, 3), (48, 2)] {
+            let m = bpk * n;
+            let (a, b) = delta_pair(n, m, k, c, 1);
+            let frame = delta::encode_delta(&a, &b).unwrap();
+            let (h, xor) = delta::decode_xor(&frame, &Default::default()).unwrap();
+            let d = xor.count_ones();
+            let bound = log2_binomial(m, d) / 8.0;
+            let coded = h.frame.payload_len as usize - delta::DIGESTS_LEN;
+            let p = (-(f64::from(k)) * n as f64 / m as f64).exp();
+            let q = 2.0 * p * (1.0 - p.powf(c));
+            let formula = m as f64 * binary_entropy(q) / 8.0;
+            println!(
+                "| {c} | {bpk} | {k} | {d} | {bound:.1} | {formula:.1} | {coded} | {:+.3}% (+{:.1} B) | {} |",
+                (coded as f64 / bound - 1.0) * 100.0,
+                coded as f64 - bound,
+                frame.len()
+            );
+        }
+    }
+    const TRIALS: u64 = 10_000;
+    let (m, k, c) = (32 * n, 2u32, 0.05);
+    let (mut sum, mut sum2, mut max, mut csum, mut cmax) = (0f64, 0f64, 0usize, 0f64, 0usize);
+    for trial in 0..TRIALS {
+        let (a, b) = delta_pair(n, m, k, c, trial);
+        let frame = delta::encode_delta(&a, &b).unwrap();
+        let coded = payload_len_any(&frame) - delta::DIGESTS_LEN;
+        let len = frame.len();
+        sum += len as f64;
+        sum2 += (len * len) as f64;
+        max = max.max(len);
+        csum += coded as f64;
+        cmax = cmax.max(coded);
+    }
+    let t = TRIALS as f64;
+    let mean = sum / t;
+    let sd = (sum2 / t - mean * mean).max(0.0).sqrt();
+    println!();
+    println!("| m/n | k | c | trials | delta frame mean | sd | max | coded xor mean | coded xor max | paper mean / max | formula |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| 32 | 2 | 0.05 | {TRIALS} | {mean:.1} | {sd:.1} | {max} | {:.1} | {cmax} | 2,090 / 2,129 | 2,076 |",
+        csum / t
+    );
+}
+
+fn payload_len_any(frame: &[u8]) -> usize {
+    compressed_bloom::delta::inspect_delta(frame, &Default::default())
+        .unwrap()
+        .frame
+        .payload_len as usize
 }

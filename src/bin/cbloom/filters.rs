@@ -3,6 +3,7 @@
 use crate::files::{progress, read_all, split_keys, write_all};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
+use compressed_bloom::delta;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::{self, Constraints};
 use compressed_bloom::{
@@ -116,11 +117,10 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
 }
 
 fn frame_type(frame: &[u8]) -> &'static str {
-    match frame.get(3) {
-        Some(0) => "raw",
-        Some(1) => "coded",
-        _ => "?",
-    }
+    frame
+        .get(3)
+        .and_then(|&t| FilterType::from_id(t))
+        .map_or("?", FilterType::name)
 }
 
 #[derive(Args)]
@@ -218,6 +218,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let limits = a.limits.limits();
     let h = inspect_frame(&data, &limits)?;
+    if h.filter_type == FilterType::Delta {
+        return inspect_delta(a, &data);
+    }
     let f = decode_with_limits(&data, &limits)?;
     let ones = f.count_ones();
     let bound = log2_binomial(f.m(), ones) / 8.0;
@@ -330,5 +333,116 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     } else {
         print!("{lines}");
     }
+    Ok(())
+}
+
+fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
+    let (d, xor) = delta::decode_xor(data, &a.limits.limits())?;
+    let h = d.frame;
+    let ones = xor.count_ones();
+    let coded = h.payload_len - delta::DIGESTS_LEN as u64;
+    let bound = log2_binomial(h.params.m, ones) / 8.0;
+    let v = json!({
+        "type": "delta",
+        "version": h.version,
+        "hash_scheme": h.params.scheme.id(),
+        "seed": h.params.seed,
+        "m": h.params.m,
+        "k": h.params.k,
+        "n": h.n,
+        "ones": ones,
+        "density": ones as f64 / h.params.m as f64,
+        "frame_bytes": data.len(),
+        "payload_bytes": h.payload_len,
+        "coded_bytes": coded,
+        "entropy_bound_bytes": bound,
+        "base_digest": format!("{:016x}", d.base_digest),
+        "result_digest": format!("{:016x}", d.result_digest),
+    });
+    if a.json {
+        println!("{v}");
+        return Ok(());
+    }
+    println!("type             delta");
+    println!("format version   {}", h.version);
+    println!("seed             {}", h.params.seed);
+    println!("m (bits)         {}", h.params.m);
+    println!("k                {}", h.params.k);
+    println!("n (new filter)   {}", h.n);
+    println!(
+        "changed bits     {ones} (density {:.5})",
+        ones as f64 / h.params.m as f64
+    );
+    println!("frame bytes      {}", data.len());
+    println!("coded xor bytes  {coded}");
+    println!(
+        "entropy bound    {bound:.1} bytes (coded xor is {:+.3}%)",
+        (coded as f64 / bound - 1.0) * 100.0
+    );
+    println!("base digest      {:016x}", d.base_digest);
+    println!("result digest    {:016x}", d.result_digest);
+    Ok(())
+}
+
+#[derive(Args)]
+pub(crate) struct DeltaArgs {
+    /// The filter the receiver has (frame).
+    old: PathBuf,
+    /// The filter to send (frame).
+    new: PathBuf,
+    /// Output delta frame (`-` for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
+    let limits = a.limits.limits();
+    let old = decode_with_limits(&read_all(&a.old)?, &limits)?;
+    let new = decode_with_limits(&read_all(&a.new)?, &limits)?;
+    let frame = delta::encode_delta(&old, &new)?;
+    write_all(&a.output, &frame)?;
+    let full = compressed_bloom::encode(&new).len();
+    eprintln!(
+        "delta m={} k={}: {} bytes (the full frame is {full} bytes{})",
+        new.m(),
+        new.k(),
+        frame.len(),
+        if frame.len() >= full {
+            "; send that instead"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub(crate) struct ApplyArgs {
+    /// The base filter (frame).
+    base: PathBuf,
+    /// The delta frame.
+    delta: PathBuf,
+    /// Output: the resulting filter as a frame (`-` for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
+    let limits = a.limits.limits();
+    let mut f = decode_with_limits(&read_all(&a.base)?, &limits)?;
+    delta::apply(&mut f, &read_all(&a.delta)?, &limits)?;
+    let frame = compressed_bloom::encode(&f);
+    write_all(&a.output, &frame)?;
+    eprintln!(
+        "applied: m={} k={} n={}, {} bytes written",
+        f.m(),
+        f.k(),
+        f.len(),
+        frame.len()
+    );
     Ok(())
 }

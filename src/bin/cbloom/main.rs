@@ -34,6 +34,10 @@ enum Command {
     Inspect(filters::InspectArgs),
     /// Ask a filter frame whether keys are present.
     Query(filters::QueryArgs),
+    /// Write the XOR delta that turns OLD into NEW.
+    Delta(filters::DeltaArgs),
+    /// Apply a delta to a base filter, verifying both digests.
+    Apply(filters::ApplyArgs),
     /// Plan, build, encode, decode and verify a filter from generated keys.
     Demo(demo::DemoArgs),
 }
@@ -70,6 +74,8 @@ fn main() -> ExitCode {
         Command::Decode(a) => filters::decode(&a),
         Command::Inspect(a) => filters::inspect(&a),
         Command::Query(a) => filters::query(&a),
+        Command::Delta(a) => filters::delta(&a),
+        Command::Apply(a) => filters::apply(&a),
         Command::Demo(a) => demo::run(&a),
     };
     match result {

@@ -66,7 +66,10 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
                 Some(c) => plan::plan_delta_for_size(a.n, c, z, &cons)?,
                 None => plan::plan_for_size(a.n, z, &cons)?,
             };
-            let s = plan::standard_for_size(a.n, z, a.seed)?;
+            let s = match a.delta_fraction {
+                Some(c) => plan::standard_delta_for_size(a.n, c, z, &cons)?,
+                None => plan::standard_for_size(a.n, z, a.seed)?,
+            };
             (
                 p,
                 s,
@@ -81,7 +84,10 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
                 Some(c) => plan::plan_delta_for_fpr(a.n, c, f, &cons)?,
                 None => plan::plan_for_fpr(a.n, f, &cons)?,
             };
-            let s = plan::standard_for_fpr(a.n, f, a.seed)?;
+            let s = match a.delta_fraction {
+                Some(c) => plan::standard_delta_for_fpr(a.n, c, f, &cons)?,
+                None => plan::standard_for_fpr(a.n, f, a.seed)?,
+            };
             (
                 p,
                 s,
@@ -102,7 +108,8 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     println!("{title}");
     if let Some(c) = a.delta_fraction {
         println!(
-            "sizes are for the delta after {:.2}% of the keys change",
+            "sizes are for the delta frame sent after {:.2}% of the keys change; \
+             the standard filter uses k = ln2·m/n",
             c * 100.0
         );
     }
@@ -140,11 +147,15 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         standard.bound_bytes.to_string(),
         chosen.bound_bytes.to_string(),
     );
-    row(
-        "payload type",
-        "raw".into(),
-        if chosen.coded { "coded" } else { "raw" }.into(),
-    );
+    let ty = |p: &Plan| {
+        match (p.delta_fraction, p.coded) {
+            (Some(_), _) => "delta",
+            (None, true) => "coded",
+            (None, false) => "raw",
+        }
+        .to_string()
+    };
+    row("frame type", ty(&standard), ty(&chosen));
     if standard.fpr > 0.0 && a.bytes.is_some() {
         println!(
             "\nthe compressed filter's f is {:.1}% lower with {} fewer hash functions",
