@@ -163,9 +163,9 @@ fn delta_plan_respects_budget() {
 }
 
 /// The size bound against real frames: 100 independent filters (fresh seeds)
-/// built to each plan all fit the budget. The bound holds with probability
-/// >= 0.9999 per frame, so P(any of 100 exceeds) <= 1% if the model is right;
-/// a failure here means the size model is optimistic.
+/// built to each plan all fit the budget. The bound holds with probability at
+/// least 0.9999 per frame, so P(any of 100 exceeds) is at most 1% if the model
+/// is right; a failure here means the size model is optimistic.
 #[test]
 fn planned_frames_fit_their_budget_in_practice() {
     use compressed_bloom::{delta, encode, BloomFilter, FilterParams};
