@@ -92,9 +92,12 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
-    /// Total frame length: header, payload, checksum.
+    /// Total frame length: header, payload, checksum (saturating; [`parse`]
+    /// refuses headers whose length does not fit in 64 bits).
     pub fn frame_len(&self) -> u64 {
-        self.header_len as u64 + self.payload_len + CRC_LEN as u64
+        (self.header_len as u64)
+            .saturating_add(self.payload_len)
+            .saturating_add(CRC_LEN as u64)
     }
 }
 
@@ -252,6 +255,19 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             });
         }
         _ => {}
+    }
+    // A declared payload_len near 2^64 must not wrap the frame length
+    // (found by the apply_arbitrary fuzz target).
+    if (header_len as u64)
+        .checked_add(payload_len)
+        .and_then(|v| v.checked_add(CRC_LEN as u64))
+        .is_none()
+    {
+        return Err(DecodeError::InvalidField {
+            offset: len_at,
+            field: "payload_len",
+            reason: "the frame length does not fit in 64 bits",
+        });
     }
     let header = FrameHeader {
         version,
