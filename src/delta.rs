@@ -6,6 +6,12 @@
 //! other base and verifies the result before it replaces the base, so a
 //! receiver never silently diverges.
 
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use crate::format::{self, header, DecodeError, DecodeLimits, FilterType, FrameHeader};

@@ -10,6 +10,12 @@
 //! log2 C(m, x); the tests check that bound on every configuration of the
 //! benchmark set.
 
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 pub mod block;
 pub(crate) mod model;
 
@@ -164,7 +170,8 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
                 .collect();
             handles
                 .into_iter()
-                .flat_map(|h| h.join().expect("encoder thread panicked"))
+                // A panic in an encoder thread is a bug: re-raise it here.
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         })
     };

@@ -16,6 +16,12 @@
 //!         4     CRC-32C of every preceding byte of the frame (LE)
 //! ```
 
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 use super::error::DecodeError;
 use super::limits::DecodeLimits;
 use super::varint;

@@ -7,6 +7,12 @@
 //! the caller's [`DecodeLimits`], the declared lengths against the bytes
 //! present, and the checksum, and only then allocates and decodes.
 
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 pub mod error;
 pub mod header;
 pub mod limits;

@@ -5,6 +5,12 @@
 //! bytes, the 10th byte at most 1, and no final 0x00 group after the first
 //! byte (so every frame has one byte sequence and one CRC).
 
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 /// Appends `v` to `out`.
 pub fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {

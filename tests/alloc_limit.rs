@@ -1,0 +1,103 @@
+//! Decoding never allocates more than the output the limits allow plus a
+//! small constant, whatever the frame declares. One test in this binary, so
+//! the counting allocator sees only its allocations (plus the harness's, which
+//! the baseline absorbs).
+
+use compressed_bloom::format::varint;
+use compressed_bloom::{
+    decode_with_limits, delta, encode, BloomFilter, DecodeLimits, FilterParams,
+};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+struct Counting;
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let now = CURRENT.fetch_add(l.size(), SeqCst) + l.size();
+        PEAK.fetch_max(now, SeqCst);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        CURRENT.fetch_sub(l.size(), SeqCst);
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// Bytes allocated at the peak of `f`, above what was live before it.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let base = CURRENT.load(SeqCst);
+    PEAK.store(base, SeqCst);
+    f();
+    PEAK.load(SeqCst) - base
+}
+
+fn craft(ty: u8, m: u64, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, 1, ty, 1, 0];
+    for v in [0, m, 2, 10, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+#[test]
+fn decoding_stays_within_the_limit_plus_a_constant() {
+    let max_m = 1u64 << 24; // 2 MiB of output at most
+    let limits = DecodeLimits {
+        max_m,
+        ..DecodeLimits::default()
+    };
+    // The constant: one 32 KiB decode table per thread in flight (2 here),
+    // and small vectors (block table, jobs). 128 KiB covers it.
+    let allowance = (max_m / 8) as usize + 128 * 1024;
+
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    // Legitimate frames up to the limit, dense and empty.
+    for (m, keys) in [
+        (max_m, 1_000_000u32),
+        (max_m, 0),
+        (max_m / 2, 100_000),
+        (1000, 50),
+    ] {
+        let mut f = BloomFilter::new(FilterParams::new(m, 2, 1)).unwrap();
+        for i in 0..keys {
+            f.insert(&i.to_le_bytes());
+        }
+        frames.push(encode(&f));
+    }
+    // Declared sizes past the limit, with tiny payloads and valid CRCs.
+    for m in [max_m + 1, 1 << 40, 1 << 56, u64::MAX] {
+        frames.push(craft(1, m, &[1, 0, 0, 0, 0, 0]));
+        frames.push(craft(2, m, &[0; 24]));
+    }
+    // Garbage payloads at the limit.
+    frames.push(craft(1, max_m, &[0xAB; 4096]));
+    frames.push(craft(2, max_m, &[0x5A; 4096]));
+
+    let mut worst = 0;
+    for (i, frame) in frames.iter().enumerate() {
+        let peak = peak_of(|| {
+            let _ = decode_with_limits(frame, &limits);
+        });
+        assert!(
+            peak <= allowance,
+            "frame {i}: decode allocated {peak} bytes"
+        );
+        worst = worst.max(peak);
+        let mut base = BloomFilter::new(FilterParams::new(max_m, 2, 1)).unwrap();
+        let peak = peak_of(|| {
+            let _ = delta::apply(&mut base, frame, &limits);
+        });
+        assert!(peak <= allowance, "frame {i}: apply allocated {peak} bytes");
+    }
+    println!("largest decode peak {worst} bytes, allowance {allowance}");
+}
