@@ -116,6 +116,11 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     Ok(())
 }
 
+/// Reads a frame file (`-` for stdin) and decodes the full filter in it.
+fn read_filter(path: &std::path::Path, limits: &LimitArgs) -> CliResult<BloomFilter> {
+    Ok(decode_with_limits(&read_all(path)?, &limits.limits())?)
+}
+
 fn frame_type(frame: &[u8]) -> &'static str {
     frame
         .get(3)
@@ -294,8 +299,7 @@ pub(crate) struct QueryArgs {
 }
 
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
-    let data = read_all(&a.filter)?;
-    let f = decode_with_limits(&data, &a.limits.limits())?;
+    let f = read_filter(&a.filter, &a.limits)?;
     let file;
     let keys: Vec<&[u8]> = match &a.keys {
         Some(path) => {
@@ -398,9 +402,8 @@ pub(crate) struct DeltaArgs {
 }
 
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
-    let limits = a.limits.limits();
-    let old = decode_with_limits(&read_all(&a.old)?, &limits)?;
-    let new = decode_with_limits(&read_all(&a.new)?, &limits)?;
+    let old = read_filter(&a.old, &a.limits)?;
+    let new = read_filter(&a.new, &a.limits)?;
     let frame = delta::encode_delta(&old, &new)?;
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode(&new).len();
@@ -432,9 +435,8 @@ pub(crate) struct ApplyArgs {
 }
 
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
-    let limits = a.limits.limits();
-    let mut f = decode_with_limits(&read_all(&a.base)?, &limits)?;
-    delta::apply(&mut f, &read_all(&a.delta)?, &limits)?;
+    let mut f = read_filter(&a.base, &a.limits)?;
+    delta::apply(&mut f, &read_all(&a.delta)?, &a.limits.limits())?;
     let frame = compressed_bloom::encode(&f);
     write_all(&a.output, &frame)?;
     eprintln!(

@@ -115,47 +115,30 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     }
     println!();
     println!("{:<30}{:>14}{:>14}", "", "standard", "compressed");
-    let row = |name: &str, s: String, c: String| println!("{name:<30}{s:>14}{c:>14}");
-    row(
-        "array bits per key m/n",
-        format!("{:.3}", standard.bits_per_key),
-        format!("{:.3}", chosen.bits_per_key),
-    );
-    row(
-        "transmitted bits per key z/n",
-        format!("{:.3}", standard.compressed_bits_per_key),
-        format!("{:.3}", chosen.compressed_bits_per_key),
-    );
-    row(
-        "hash functions k",
-        standard.k.to_string(),
-        chosen.k.to_string(),
-    );
-    row(
-        "false-positive rate f",
-        format!("{:.6}", standard.fpr),
-        format!("{:.6}", chosen.fpr),
-    );
-    row("m (bits)", standard.m.to_string(), chosen.m.to_string());
-    row(
-        "expected frame (bytes)",
-        format!("{:.0}", standard.expected_bytes),
-        format!("{:.0}", chosen.expected_bytes),
-    );
-    row(
-        "frame bound (bytes)",
-        standard.bound_bytes.to_string(),
-        chosen.bound_bytes.to_string(),
-    );
-    let ty = |p: &Plan| {
-        match (p.delta_fraction, p.coded) {
-            (Some(_), _) => "delta",
-            (None, true) => "coded",
-            (None, false) => "raw",
-        }
-        .to_string()
+    let frame_type = |p: &Plan| match (p.delta_fraction, p.coded) {
+        (Some(_), _) => "delta".to_string(),
+        (None, true) => "coded".to_string(),
+        (None, false) => "raw".to_string(),
     };
-    row("frame type", ty(&standard), ty(&chosen));
+    let rows: [(&str, Cell); 8] = [
+        ("array bits per key m/n", &|p| {
+            format!("{:.3}", p.bits_per_key)
+        }),
+        ("transmitted bits per key z/n", &|p| {
+            format!("{:.3}", p.compressed_bits_per_key)
+        }),
+        ("hash functions k", &|p| p.k.to_string()),
+        ("false-positive rate f", &|p| format!("{:.6}", p.fpr)),
+        ("m (bits)", &|p| p.m.to_string()),
+        ("expected frame (bytes)", &|p| {
+            format!("{:.0}", p.expected_bytes)
+        }),
+        ("frame bound (bytes)", &|p| p.bound_bytes.to_string()),
+        ("frame type", &frame_type),
+    ];
+    for (name, cell) in rows {
+        println!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
+    }
     if standard.fpr > 0.0 && a.bytes.is_some() {
         println!(
             "\nthe compressed filter's f is {:.1}% lower with {} fewer hash functions",
@@ -168,6 +151,9 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     }
     Ok(())
 }
+
+/// One column's value of a table row.
+type Cell<'a> = &'a dyn Fn(&Plan) -> String;
 
 fn plan_json(p: &Plan) -> serde_json::Value {
     json!({
