@@ -173,3 +173,44 @@ fn golden_deltas_apply_to_the_reference_result() {
     }
     assert_eq!(count, 2);
 }
+
+/// CRC-32C detects every error burst of length <= 32 bits. Random bursts
+/// (first and last bit flipped, the bits between random) at random offsets
+/// of every golden frame, fixed seed.
+#[test]
+fn random_bursts_up_to_32_bits_are_rejected() {
+    let limits = DecodeLimits::unlimited();
+    let mut s = 0x00C0_FFEE_u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut tried = 0;
+    for g in goldens() {
+        let bits = g.frame.len() * 8;
+        for _ in 0..2000 {
+            let len = 2 + (next() % 31) as usize; // 2..=32
+            if len > bits {
+                continue;
+            }
+            let start = (next() % (bits - len + 1) as u64) as usize;
+            let pattern = next() | 1 | (1 << (len - 1));
+            let mut f = g.frame.clone();
+            for i in 0..len {
+                if pattern >> i & 1 == 1 {
+                    let b = start + i;
+                    f[b / 8] ^= 1 << (b % 8);
+                }
+            }
+            assert!(
+                decode_with_limits(&f, &limits).is_err(),
+                "{}: burst of {len} bits at bit {start} accepted",
+                g.name
+            );
+            tried += 1;
+        }
+    }
+    assert!(tried > 15_000);
+}
