@@ -299,41 +299,61 @@ fn fast_forward(
         *o = op(model, r);
     }
     let mut p = *pos;
-    let mut nx = *next;
-    // The word holding `nx`, with the bits before and at `nx` cleared.
-    let mut wi = (nx >> 6) as usize;
-    let mut w = words[wi] & (u64::MAX << (nx & 63)) & !(1u64 << (nx & 63));
+    // Ones are flattened 16 words at a time into absolute positions with a
+    // fixed 16 extractions per word (no data-dependent loop exit; a word with
+    // more than 16 ones, rare at the densities this path serves, takes a
+    // short extra loop), then emitted in one loop over the batch.
+    const BATCH: usize = 16;
+    let mut buf = [0u64; BATCH * 64 + 16];
     let word_end = bits.div_ceil(64) as usize;
-    while p < threshold {
-        let run = nx - p;
-        if run >= esc_len {
-            ops.push(esc_op);
-            p += esc_len;
-            continue;
+    let mut wi = (*next >> 6) as usize;
+    let mut first = u64::MAX << (*next & 63);
+    while wi < word_end {
+        let batch_end = (wi + BATCH).min(word_end);
+        let mut n = 0usize;
+        for (j, &word) in words.iter().enumerate().take(batch_end).skip(wi) {
+            let mut w = word & first;
+            first = u64::MAX;
+            let base = (j as u64) << 6;
+            let cnt = w.count_ones() as usize;
+            for slot in &mut buf[n..n + 16] {
+                *slot = base + u64::from(w.trailing_zeros());
+                w &= w.wrapping_sub(1);
+            }
+            for slot in buf.iter_mut().take(n + cnt).skip(n + 16) {
+                *slot = base + u64::from(w.trailing_zeros());
+                w &= w.wrapping_sub(1);
+            }
+            n += cnt;
         }
-        ops.push(run_op[run as usize]);
-        p = nx + 1;
-        // Advance to the next one.
-        while w == 0 {
-            wi += 1;
-            if wi >= word_end {
+        let mut i = 0;
+        while i < n {
+            let one = buf[i];
+            if one >= bits {
+                // Ones past the block end (padding a caller left set) are
+                // ignored, as in the general loop.
+                break;
+            }
+            if p >= threshold {
                 *pos = p;
-                *next = bits;
+                *next = one;
                 return;
             }
-            w = words[wi];
+            let run = one - p;
+            if run >= esc_len {
+                ops.push(esc_op);
+                p += esc_len;
+                continue;
+            }
+            ops.push(run_op[run as usize]);
+            p = one + 1;
+            i += 1;
         }
-        let cand = ((wi as u64) << 6) + u64::from(w.trailing_zeros());
-        if cand >= bits {
-            *pos = p;
-            *next = bits;
-            return;
-        }
-        nx = cand;
-        w &= w - 1;
+        wi = batch_end;
     }
+    // No one left in the block: the general loop codes the final run.
     *pos = p;
-    *next = nx;
+    *next = bits;
 }
 
 /// Exact ⌊x / d⌋ for x < 2^32 and 1 <= d <= 2^12 by multiplication

@@ -139,6 +139,7 @@ fn threads_for(blocks: u64) -> usize {
 }
 
 /// Encodes the first `m` bits of `words` and appends the payload to `out`.
+/// Bits at positions >= m are ignored.
 pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
     encode_with_threads(words, m, out, threads_for(block_count(m)));
 }
@@ -333,6 +334,20 @@ mod tests {
         let bound = log2_binomial(m, x);
         let bits = out.len() as f64 * 8.0;
         assert!(bits <= payload_bits_bound(m, bound), "{bits} vs {bound}");
+    }
+
+    #[test]
+    fn padding_bits_are_ignored() {
+        for m in [100u64, 1000, 4000] {
+            let mut w = random_bits(m, 0.1, m);
+            let clean = w.clone();
+            *w.last_mut().unwrap() |= u64::MAX << (m % 64);
+            let mut out = Vec::new();
+            encode(&w, m, &mut out);
+            let mut back = vec![0u64; w.len()];
+            decode(&out, m, &mut back).unwrap();
+            assert_eq!(back, clean);
+        }
     }
 
     #[test]
