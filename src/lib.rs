@@ -11,7 +11,7 @@
 //!
 //! The pipeline, one module per step:
 //! keys → [`hash`] → [`filter`] → [`plan`] (choose m, k) → [`coder`]
-//! (adaptive rANS) → [`format`] (header, CRC-32C, limits) → bytes, and back.
+//! (adaptive rANS) → [`format`](mod@format) (header, CRC-32C, limits) → bytes, and back.
 //!
 //! ## Plan, build, send, receive
 //! ```

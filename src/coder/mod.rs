@@ -1,5 +1,5 @@
 //! The entropy coder for bit arrays: an adaptive run-length model
-//! ([`model`]) driving an interleaved rANS coder ([`block`]).
+//! (`model`) driving an interleaved rANS coder (`block`).
 //!
 //! The array is cut into blocks of [`BLOCK_BITS`] bits that are coded
 //! independently (each with its own adaptive model), so large filters encode
@@ -16,7 +16,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod block;
+pub(crate) mod block;
 pub(crate) mod model;
 
 use crate::format::varint;
