@@ -337,6 +337,50 @@ mod tests {
     }
 
     #[test]
+    fn errors_report_payload_offsets_in_later_blocks() {
+        // Two blocks; cut the last byte: the last block's final word read
+        // fails at the last complete word boundary of the payload.
+        let m = BLOCK_BITS + 50_000;
+        let w = random_bits(m, 0.1, 11);
+        let mut out = Vec::new();
+        encode(&w, m, &mut out);
+        let cut = &out[..out.len() - 1];
+        let mut back = vec![0u64; w.len()];
+        assert_eq!(
+            decode(cut, m, &mut back),
+            Err(CoderError::UnexpectedEnd {
+                offset: cut.len() - 1
+            })
+        );
+        // Extra bytes after the last block.
+        let mut long = out.clone();
+        long.extend_from_slice(&[0, 0]);
+        let mut back = vec![0u64; w.len()];
+        assert_eq!(
+            decode(&long, m, &mut back),
+            Err(CoderError::TrailingData { offset: out.len() })
+        );
+    }
+
+    #[test]
+    fn bound_has_the_documented_composition() {
+        // Per block: 32 bits per lane + 100; 32 bits per block-table entry;
+        // 0.04% of the entropy bound. Values worked out by hand from the doc.
+        let b = 10_000.0;
+        assert_eq!(payload_bits_bound(1000, b), b * 1.0004 + 32.0 + 100.0);
+        assert_eq!(payload_bits_bound(1 << 20, b), b * 1.0004 + 128.0 + 100.0);
+        assert_eq!(payload_bits_bound(BLOCK_BITS, b), b * 1.0004 + 228.0);
+        assert_eq!(
+            payload_bits_bound(BLOCK_BITS + 1, b),
+            b * 1.0004 + 228.0 + 132.0 + 32.0
+        );
+        assert_eq!(
+            payload_bits_bound(3 * BLOCK_BITS + (1 << 20), b),
+            b * 1.0004 + 3.0 * 228.0 + 228.0 + 3.0 * 32.0
+        );
+    }
+
+    #[test]
     fn padding_bits_are_ignored() {
         for m in [100u64, 1000, 4000] {
             let mut w = random_bits(m, 0.1, m);
