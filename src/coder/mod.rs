@@ -363,6 +363,59 @@ mod tests {
     }
 
     #[test]
+    fn shifted_moves_every_offset_by_the_block_base() {
+        let cases = [
+            (
+                CoderError::UnexpectedEnd { offset: 5 },
+                CoderError::UnexpectedEnd { offset: 105 },
+            ),
+            (
+                CoderError::RunPastEnd {
+                    offset: 5,
+                    position: 9,
+                },
+                CoderError::RunPastEnd {
+                    offset: 105,
+                    position: 9,
+                },
+            ),
+            (
+                CoderError::TrailingData { offset: 5 },
+                CoderError::TrailingData { offset: 105 },
+            ),
+            (
+                CoderError::BadState { offset: 5 },
+                CoderError::BadState { offset: 105 },
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.shifted(100), want);
+        }
+        // Block-table errors are already payload-relative.
+        let t = CoderError::BlockTable {
+            offset: 3,
+            reason: "x",
+        };
+        assert_eq!(t.clone().shifted(100), t);
+    }
+
+    #[test]
+    fn bad_state_in_a_later_block_reports_its_payload_offset() {
+        let m = BLOCK_BITS + 50_000;
+        let w = random_bits(m, 0.1, 12);
+        let mut out = Vec::new();
+        encode(&w, m, &mut out);
+        let (len0, used) = varint::get(&out).unwrap();
+        let base = used + len0 as usize;
+        out[base..base + 4].copy_from_slice(&[0, 0, 0, 0]);
+        let mut back = vec![0u64; w.len()];
+        assert_eq!(
+            decode(&out, m, &mut back),
+            Err(CoderError::BadState { offset: base })
+        );
+    }
+
+    #[test]
     fn bound_has_the_documented_composition() {
         // Per block: 32 bits per lane + 100; 32 bits per block-table entry;
         // 0.04% of the entropy bound. Values worked out by hand from the doc.
