@@ -222,10 +222,16 @@ pub(crate) fn encode_block_with(
         pos = next + 1;
         next = next_bit(words, pos, bits, model.minority_is_one);
     }
-    // Backward pass: rANS is last-in first-out. Every operation emits at
-    // most one word (I3), so the buffer cannot overflow.
+    rans_encode(ops, lanes, &mut scratch.rev, out);
+}
+
+/// The backward pass: rANS-encodes coding operations (start << 16 | freq),
+/// operation j on lane j mod `lanes`, and appends the stream (initial
+/// decoder states, then words in reading order) to `out`.
+fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>) {
+    // rANS is last-in first-out. Every operation emits at most one word (I3),
+    // so the buffer cannot overflow.
     let mut states = [RANS_L; 4];
-    let rev = &mut scratch.rev;
     rev.clear();
     rev.resize(ops.len() + 2 * lanes, 0);
     let mut n = 0usize;
@@ -610,6 +616,31 @@ mod tests {
         let mut back = vec![0u64; words.len()];
         decode_block(&out, bits, &mut back, 0).unwrap();
         assert_eq!(back, words, "bits={bits}");
+    }
+
+    #[test]
+    fn run_past_end_reports_where_the_run_would_reach() {
+        // A 10-bit block under the initial model (p = 1/2: buckets 0..3, and
+        // an escape of 4 bits). Streams the encoder never writes, built by
+        // hand: the third escape would reach bit 12; after two escapes a
+        // bucket 3 run would reach bit 11.
+        let m = Model::build(0, 0);
+        assert_eq!((m.buckets, m.escape_len), (4, 4));
+        let esc = op(&m, 4);
+        let cases = [
+            (vec![esc, esc, esc], 12u64),
+            (vec![esc, esc, op(&m, 3)], 11),
+        ];
+        for (ops, reach) in cases {
+            let mut stream = Vec::new();
+            rans_encode(&ops, 1, &mut Vec::new(), &mut stream);
+            let mut words = vec![0u64; 1];
+            let got = decode_block(&stream, 10, &mut words, 7);
+            assert!(
+                matches!(got, Err(CoderError::RunPastEnd { position, offset }) if position == reach && offset >= 7),
+                "{got:?}"
+            );
+        }
     }
 
     #[test]
