@@ -229,21 +229,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let f = decode_with_limits(&data, &limits)?;
     let ones = f.count_ones();
     let bound = log2_binomial(f.m(), ones) / 8.0;
-    let v = json!({
-        "type": h.filter_type.name(),
-        "version": h.version,
-        "hash_scheme": h.params.scheme.id(),
-        "seed": h.params.seed,
-        "m": h.params.m,
-        "k": h.params.k,
-        "n": h.n,
-        "ones": ones,
-        "frame_bytes": data.len(),
-        "payload_bytes": h.payload_len,
-        "entropy_bound_bytes": bound,
-        "estimated_n": finite_or_null(f.estimated_len()),
-        "expected_fpr": f.expected_fpr(),
-    });
+    let mut v = header_json(&h, ones, data.len(), bound);
+    v["estimated_n"] = finite_or_null(f.estimated_len());
+    v["expected_fpr"] = json!(f.expected_fpr());
     if a.json {
         println!("{v}");
         return Ok(());
@@ -268,6 +256,28 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     println!("estimated n      {:.1}", f.estimated_len());
     println!("expected fpr     {:.6}", f.expected_fpr());
     Ok(())
+}
+
+/// The fields `inspect --json` prints for every frame type.
+fn header_json(
+    h: &compressed_bloom::FrameHeader,
+    ones: u64,
+    frame_bytes: usize,
+    entropy_bound_bytes: f64,
+) -> serde_json::Value {
+    json!({
+        "type": h.filter_type.name(),
+        "version": h.version,
+        "hash_scheme": h.params.scheme.id(),
+        "seed": h.params.seed,
+        "m": h.params.m,
+        "k": h.params.k,
+        "n": h.n,
+        "ones": ones,
+        "frame_bytes": frame_bytes,
+        "payload_bytes": h.payload_len,
+        "entropy_bound_bytes": entropy_bound_bytes,
+    })
 }
 
 fn finite_or_null(x: f64) -> serde_json::Value {
@@ -346,23 +356,11 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
     let ones = xor.count_ones();
     let coded = h.payload_len - delta::DIGESTS_LEN as u64;
     let bound = log2_binomial(h.params.m, ones) / 8.0;
-    let v = json!({
-        "type": "delta",
-        "version": h.version,
-        "hash_scheme": h.params.scheme.id(),
-        "seed": h.params.seed,
-        "m": h.params.m,
-        "k": h.params.k,
-        "n": h.n,
-        "ones": ones,
-        "density": ones as f64 / h.params.m as f64,
-        "frame_bytes": data.len(),
-        "payload_bytes": h.payload_len,
-        "coded_bytes": coded,
-        "entropy_bound_bytes": bound,
-        "base_digest": format!("{:016x}", d.base_digest),
-        "result_digest": format!("{:016x}", d.result_digest),
-    });
+    let mut v = header_json(&h, ones, data.len(), bound);
+    v["density"] = json!(ones as f64 / h.params.m as f64);
+    v["coded_bytes"] = json!(coded);
+    v["base_digest"] = json!(format!("{:016x}", d.base_digest));
+    v["result_digest"] = json!(format!("{:016x}", d.result_digest));
     if a.json {
         println!("{v}");
         return Ok(());
