@@ -312,12 +312,6 @@ impl BloomFilter {
         &self.words
     }
 
-    /// Mutable words for crate-internal decoders and delta application.
-    #[allow(dead_code)] // used by the delta frames (issue 4)
-    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
-        &mut self.words
-    }
-
     /// The packed bit array: ⌈m/8⌉ bytes, bit i in byte i/8 at bit i%8.
     pub fn to_bytes(&self) -> Vec<u8> {
         let len = self.params.byte_len() as usize;

@@ -58,7 +58,10 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
 
 /// Encodes `filter` with a chosen payload type. Asking for [`FilterType::Coded`]
 /// when coding does not shrink the payload still yields a raw frame, because
-/// such a coded frame would be rejected by every decoder.
+/// such a coded frame would be rejected by every decoder. A filter alone
+/// cannot make a [`FilterType::Delta`] frame (that needs the previous
+/// version: [`crate::delta::encode_delta`]), so `Delta` encodes like
+/// [`encode`].
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
         FilterType::Raw => frame(filter, FilterType::Raw, &filter.to_bytes()),
