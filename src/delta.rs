@@ -13,7 +13,7 @@
 )]
 
 use crate::coder;
-use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
+use crate::filter::{BloomFilter, FilterError};
 use crate::format::{self, header, DecodeError, DecodeLimits, FilterType, FrameHeader};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -154,19 +154,10 @@ pub fn decode_xor(
 
 fn decode_xor_words(data: &[u8], d: &DeltaHeader) -> Result<Vec<u64>, DecodeError> {
     let h = &d.frame;
+    // inspect_delta checked the frame: these bounds lie within it.
     let start = h.header_len + DIGESTS_LEN;
     let end = h.header_len + h.payload_len as usize;
-    let mut words = zeroed_words(h.params.word_len())?;
-    coder::decode(&data[start..end], h.params.m, &mut words).map_err(|source| {
-        DecodeError::Payload {
-            offset: start,
-            source,
-        }
-    })?;
-    if !padding_is_clear(h.params.m, &words) {
-        return Err(FilterError::PaddingBitsSet { m: h.params.m }.into());
-    }
-    Ok(words)
+    format::decode_coded(&data[start..end], &h.params, start)
 }
 
 /// Applies a delta frame to `base`. On success `base` is the filter the

@@ -150,7 +150,9 @@ impl Subscriber {
     /// [`SyncError::Decode`] for an invalid frame. The state is unchanged on
     /// error.
     pub fn receive(&mut self, frame: &[u8]) -> Result<UpdateKind, SyncError> {
-        let h = format::inspect(frame, &self.limits)?;
+        // The header alone picks the path; decode and apply check the CRC
+        // (once) before using anything else.
+        let h = format::header::parse(frame, &self.limits)?;
         if h.filter_type != FilterType::Delta {
             self.filter = Some(format::decode_with_limits(frame, &self.limits)?);
             return Ok(UpdateKind::Full);

@@ -235,26 +235,25 @@ fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>)
     rev.clear();
     rev.resize(ops.len() + 2 * lanes, 0);
     let mut n = 0usize;
-    // Operations past the last multiple of `lanes` first (highest j), one
-    // at a time; then whole rounds, lane 3 down to lane 0, in registers.
-    let whole = ops.len() - ops.len() % lanes;
+    // With four lanes: the operations past the last multiple of 4 first
+    // (highest j), then whole rounds, lane 3 down to lane 0, in registers.
+    // With one lane every operation takes the first loop.
+    let whole = if lanes == 4 {
+        ops.len() - ops.len() % 4
+    } else {
+        0
+    };
     for j in (whole..ops.len()).rev() {
         states[j % lanes] = encode_step(states[j % lanes], ops[j], rev, &mut n);
     }
-    if lanes == 4 {
-        let [mut x0, mut x1, mut x2, mut x3] = states;
-        for round in ops[..whole].chunks_exact(4).rev() {
-            x3 = encode_step(x3, round[3], rev, &mut n);
-            x2 = encode_step(x2, round[2], rev, &mut n);
-            x1 = encode_step(x1, round[1], rev, &mut n);
-            x0 = encode_step(x0, round[0], rev, &mut n);
-        }
-        states = [x0, x1, x2, x3];
-    } else {
-        for &op in ops[..whole].iter().rev() {
-            states[0] = encode_step(states[0], op, rev, &mut n);
-        }
+    let [mut x0, mut x1, mut x2, mut x3] = states;
+    for round in ops[..whole].chunks_exact(4).rev() {
+        x3 = encode_step(x3, round[3], rev, &mut n);
+        x2 = encode_step(x2, round[2], rev, &mut n);
+        x1 = encode_step(x1, round[1], rev, &mut n);
+        x0 = encode_step(x0, round[0], rev, &mut n);
     }
+    states = [x0, x1, x2, x3];
     rev.truncate(n);
     for lane in (0..lanes).rev() {
         rev.push((states[lane] >> 16) as u16);
@@ -283,8 +282,8 @@ fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
 }
 
 /// The encoder's forward pass for the common case (runs of zeros, t = 0):
-/// walks the ones of the block word by word and appends one operation per
-/// symbol from a per-run table, until the next symbol would start at or past
+/// walks the ones of the block in batches of 16 words and appends one
+/// operation per symbol from a per-run table, until the next symbol would start at or past
 /// `threshold` (a model rebuild) or no one is left before the block end
 /// (the general loop codes the final run). On return `*next` is the first one
 /// at or after `*pos`, as the general loop expects.
@@ -485,6 +484,23 @@ fn fast_runs(
     input.pos = at;
 }
 
+/// The lane after `lane` (a compare, not a division: `lanes` is 1 or 4).
+#[inline]
+fn next_lane(lane: usize, lanes: usize) -> usize {
+    if lane + 1 == lanes {
+        0
+    } else {
+        lane + 1
+    }
+}
+
+/// One rANS decode step (I2): state `x` whose slot fell in a symbol of
+/// frequency `f`, at `bias` = slot − start within it.
+#[inline]
+fn decode_step(x: u32, f: u32, bias: u32, input: &mut Words<'_>) -> Result<u32, CoderError> {
+    input.renorm(f * (x >> PROB_BITS) + bias)
+}
+
 /// Decodes one block stream into `words` (zeroed on entry; bits [0, bits)).
 /// `base` is the stream's offset in the payload, for error reports.
 pub(crate) fn decode_block(
@@ -536,16 +552,12 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
                 sched.threshold.min(bits),
             );
         }
-        // One symbol: rANS decode step on the current lane (I2).
+        // One symbol on the current lane.
         let x = states[lane];
         let e = table[(x & (PROB_SCALE - 1)) as usize] as u32;
         let sym = e & 127;
-        let x = ((e >> 7) & 0x1fff) * (x >> PROB_BITS) + (e >> 20);
-        states[lane] = input.renorm(x)?;
-        lane += 1;
-        if lane == lanes {
-            lane = 0;
-        }
+        states[lane] = decode_step(x, (e >> 7) & 0x1fff, e >> 20, &mut input)?;
+        lane = next_lane(lane, lanes);
         let remaining = bits - pos;
         if sym == model.buckets {
             if model.escape_len > remaining {
@@ -564,18 +576,15 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
         let mut width = model.t;
         let mut shift = 0u32;
         while width > 0 {
-            // A uniform chunk of c low bits: frequency 2^(12 − c).
+            // A uniform chunk of c low bits: frequency f = 2^(12 − c), value
+            // slot / f, bias slot mod f.
             let c = width.min(PROB_BITS);
             let x = states[lane];
             let slot = x & (PROB_SCALE - 1);
-            let fbits = PROB_BITS - c;
-            let x = (x >> PROB_BITS << fbits) + (slot & ((1 << fbits) - 1));
-            states[lane] = input.renorm(x)?;
-            lane += 1;
-            if lane == lanes {
-                lane = 0;
-            }
-            run += u64::from(slot >> fbits) << shift;
+            let f = 1u32 << (PROB_BITS - c);
+            states[lane] = decode_step(x, f, slot & (f - 1), &mut input)?;
+            lane = next_lane(lane, lanes);
+            run += u64::from(slot / f) << shift;
             shift += c;
             width -= c;
         }

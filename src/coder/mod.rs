@@ -336,14 +336,20 @@ mod tests {
         assert!(bits <= payload_bits_bound(m, bound), "{bits} vs {bound}");
     }
 
-    #[test]
-    fn errors_report_payload_offsets_in_later_blocks() {
-        // Two blocks; cut the last byte: the last block's final word read
-        // fails at the last complete word boundary of the payload.
+    /// A two-block array (m, words) and its payload.
+    fn two_blocks(seed: u64) -> (u64, Vec<u64>, Vec<u8>) {
         let m = BLOCK_BITS + 50_000;
-        let w = random_bits(m, 0.1, 11);
+        let w = random_bits(m, 0.1, seed);
         let mut out = Vec::new();
         encode(&w, m, &mut out);
+        (m, w, out)
+    }
+
+    #[test]
+    fn errors_report_payload_offsets_in_later_blocks() {
+        // Cut the last byte: the last block's final word read fails at the
+        // last complete word boundary of the payload.
+        let (m, w, out) = two_blocks(11);
         let cut = &out[..out.len() - 1];
         let mut back = vec![0u64; w.len()];
         assert_eq!(
@@ -401,10 +407,7 @@ mod tests {
 
     #[test]
     fn bad_state_in_a_later_block_reports_its_payload_offset() {
-        let m = BLOCK_BITS + 50_000;
-        let w = random_bits(m, 0.1, 12);
-        let mut out = Vec::new();
-        encode(&w, m, &mut out);
+        let (m, w, mut out) = two_blocks(12);
         let (len0, used) = varint::get(&out).unwrap();
         let base = used + len0 as usize;
         out[base..base + 4].copy_from_slice(&[0, 0, 0, 0]);

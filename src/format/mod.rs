@@ -239,6 +239,23 @@ pub(crate) fn checked_frame<'a>(
     Ok((h, &data[h.header_len..body_end], total))
 }
 
+/// Decodes a coded bit array (type 1 payloads, and the XOR of type 2) into
+/// freshly allocated words, checking the padding. `offset` is where `coded`
+/// starts in the frame, for error reports.
+pub(crate) fn decode_coded(
+    coded: &[u8],
+    params: &crate::FilterParams,
+    offset: usize,
+) -> Result<Vec<u64>, DecodeError> {
+    let mut words = zeroed_words(params.word_len())?;
+    coder::decode(coded, params.m, &mut words)
+        .map_err(|source| DecodeError::Payload { offset, source })?;
+    if !padding_is_clear(params.m, &words) {
+        return Err(FilterError::PaddingBitsSet { m: params.m }.into());
+    }
+    Ok(words)
+}
+
 /// Checks the frame, then decodes a full filter. Returns the filter and the
 /// frame length.
 fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
@@ -247,16 +264,7 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
     let filter = match h.filter_type {
         FilterType::Raw => BloomFilter::from_bytes(params, h.n, payload)?,
         FilterType::Coded => {
-            let mut words = zeroed_words(params.word_len())?;
-            coder::decode(payload, params.m, &mut words).map_err(|source| {
-                DecodeError::Payload {
-                    offset: h.header_len,
-                    source,
-                }
-            })?;
-            if !padding_is_clear(params.m, &words) {
-                return Err(FilterError::PaddingBitsSet { m: params.m }.into());
-            }
+            let words = decode_coded(payload, &params, h.header_len)?;
             BloomFilter::from_words_unchecked(params, h.n, words)
         }
         FilterType::Delta => {
