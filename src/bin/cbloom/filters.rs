@@ -6,9 +6,7 @@ use clap::Args;
 use compressed_bloom::delta;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::{self, Constraints};
-use compressed_bloom::{
-    decode_with_limits, encode_as, inspect as inspect_frame, BloomFilter, FilterParams, FilterType,
-};
+use compressed_bloom::{decode_with_limits, encode_as, BloomFilter, FilterParams, FilterType};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -222,7 +220,8 @@ pub(crate) struct InspectArgs {
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let limits = a.limits.limits();
-    let h = inspect_frame(&data, &limits)?;
+    // Header only: decode_with_limits / decode_xor below check the CRC once.
+    let h = compressed_bloom::format::header::parse(&data, &limits)?;
     if h.filter_type == FilterType::Delta {
         return inspect_delta(a, &data);
     }
