@@ -10,7 +10,7 @@
 use crate::counting::CountingBloomFilter;
 use crate::delta;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
-use crate::format::{self, DecodeError, DecodeLimits, FilterType};
+use crate::format::{self, DecodeError, DecodeLimits};
 use thiserror::Error;
 
 /// What a published frame is.
@@ -153,7 +153,7 @@ impl Subscriber {
         // The header alone picks the path; decode and apply check the CRC
         // (once) before using anything else.
         let h = format::header::parse(frame, &self.limits)?;
-        if h.filter_type != FilterType::Delta {
+        if !h.filter_type.is_delta() {
             self.filter = Some(format::decode_with_limits(frame, &self.limits)?);
             return Ok(UpdateKind::Full);
         }

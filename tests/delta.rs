@@ -2,7 +2,12 @@
 
 mod common;
 
-use compressed_bloom::delta::{self, apply, decode_xor, encode_delta, inspect_delta};
+use compressed_bloom::coder;
+use compressed_bloom::delta::{
+    self, apply, decode_xor, encode_delta, encode_delta_conditional, encode_delta_plain,
+    inspect_delta, summarize,
+};
+use compressed_bloom::format::varint;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::{
     decode, BloomFilter, DecodeError, DecodeLimits, FilterParams, Publisher, Subscriber, SyncError,
@@ -24,13 +29,25 @@ fn apply_of_delta_gives_the_new_filter() {
         let p = FilterParams::new(u64::from(m % 200_000) + 1, u32::from(k % 8) + 1, seed);
         let a = build(p, old);
         let b = build(p, new);
-        let frame = encode_delta(&a, &b).unwrap();
-        let mut c = a.clone();
-        apply(&mut c, &frame, &DecodeLimits::default()).unwrap();
-        TestResult::from_bool(c == b)
+        // Both delta types, each applied to its own copy of the base.
+        let ok = ENCODERS.iter().all(|(_, enc)| {
+            let frame = enc(&a, &b).unwrap();
+            let mut c = a.clone();
+            apply(&mut c, &frame, &DecodeLimits::default()).unwrap();
+            c == b
+        });
+        TestResult::from_bool(ok)
     }
     common::qc(300, 0x5EED_0001).quickcheck(prop as fn(_, _, _, _, _) -> TestResult);
 }
+
+type Encoder = fn(&BloomFilter, &BloomFilter) -> Result<Vec<u8>, compressed_bloom::FilterError>;
+
+/// The conditional (type 3) and plain (type 2) delta encoders.
+const ENCODERS: [(&str, Encoder); 2] = [
+    ("conditional", encode_delta_conditional),
+    ("plain", encode_delta_plain),
+];
 
 fn pair(m: u64, k: u32, n: u64, changed: u64) -> (BloomFilter, BloomFilter) {
     let p = FilterParams::new(m, k, 5);
@@ -39,8 +56,14 @@ fn pair(m: u64, k: u32, n: u64, changed: u64) -> (BloomFilter, BloomFilter) {
 
 #[test]
 fn wrong_base_or_params_is_refused_and_base_untouched() {
+    for (_, enc) in ENCODERS {
+        wrong_base_or_params(enc);
+    }
+}
+
+fn wrong_base_or_params(enc: Encoder) {
     let (a, b) = pair(100_000, 3, 5000, 250);
-    let frame = encode_delta(&a, &b).unwrap();
+    let frame = enc(&a, &b).unwrap();
     let limits = DecodeLimits::default();
     // Applying twice: the second time the base is already the result.
     let mut c = a.clone();
@@ -57,8 +80,21 @@ fn wrong_base_or_params_is_refused_and_base_untouched() {
         apply(&mut other, &frame, &limits),
         Err(DecodeError::ParamsMismatch { .. })
     ));
-    // encode_delta refuses mismatched parameters.
-    assert!(encode_delta(&a, &other).is_err());
+    // The encoders refuse mismatched parameters.
+    assert!(enc(&a, &other).is_err());
+    // decode_xor needs the base the delta names.
+    assert!(matches!(
+        decode_xor(&b, &frame, &limits),
+        Err(DecodeError::WrongBase { .. })
+    ));
+    let (_, xor) = decode_xor(&a, &frame, &limits).unwrap();
+    let expected: Vec<u64> = a
+        .as_words()
+        .iter()
+        .zip(b.as_words())
+        .map(|(x, y)| x ^ y)
+        .collect();
+    assert_eq!(xor.as_words(), expected.as_slice());
     // A delta is not a full frame, and a full frame is not a delta.
     assert!(matches!(
         decode(&frame),
@@ -75,8 +111,14 @@ fn wrong_base_or_params_is_refused_and_base_untouched() {
 
 #[test]
 fn every_truncation_and_bit_flip_of_a_delta_is_rejected() {
-    let (a, b) = pair(20_000, 2, 1000, 50);
-    let frame = encode_delta(&a, &b).unwrap();
+    for (_, enc) in ENCODERS {
+        let (a, b) = pair(20_000, 2, 1000, 50);
+        truncations_and_flips(&a, &enc(&a, &b).unwrap());
+    }
+}
+
+fn truncations_and_flips(a: &BloomFilter, frame: &[u8]) {
+    let a = a.clone();
     let limits = DecodeLimits::unlimited();
     for cut in 0..frame.len() {
         let mut base = a.clone();
@@ -86,7 +128,7 @@ fn every_truncation_and_bit_flip_of_a_delta_is_rejected() {
         );
         assert_eq!(base, a);
     }
-    let mut f = frame.clone();
+    let mut f = frame.to_vec();
     for i in 0..f.len() * 8 {
         f[i / 8] ^= 1 << (i % 8);
         let mut base = a.clone();
@@ -112,24 +154,203 @@ fn digest_depends_on_bits_and_parameters_not_on_n() {
 }
 
 /// Must-show: the coded XOR is within 0.2% of log2 C(m, d) bits plus 16
-/// bytes (d = ones of the XOR) for n = 10,000, c = 5% and 1%.
+/// bytes (d = ones of the XOR) for n = 10,000, c = 5% and 1%. The plain
+/// delta is held to that; the conditional delta (two parts, plus its two
+/// varints) to the same bound, and also to 0.2% + 16 bytes of its own bound
+/// Σ log2 C(m_i, d_i), which is never larger (Vandermonde:
+/// C(m0, d0)·C(m1, d1) ≤ C(m, d)). `encode_delta` picks the smaller type;
+/// the conditional one must win wherever the base is sparse (fill below
+/// 40%), where its bound is well under the plain one.
 #[test]
 fn delta_size_near_entropy_bound() {
     let n = 10_000u64;
+    let limits = DecodeLimits::default();
     for c in [0.05f64, 0.01] {
         for (bpk, k) in [(8u64, 5u32), (12, 3), (32, 2), (13, 2), (16, 3), (48, 2)] {
             let changed = (c * n as f64) as u64;
             let (a, b) = pair(bpk * n, k, n, changed);
-            let frame = encode_delta(&a, &b).unwrap();
-            let (h, xor) = decode_xor(&frame, &DecodeLimits::default()).unwrap();
-            let coded = h.frame.payload_len as f64 - delta::DIGESTS_LEN as f64;
-            let bound = log2_binomial(xor.m(), xor.count_ones()) / 8.0;
+            let plain = encode_delta_plain(&a, &b).unwrap();
+            let cond = encode_delta_conditional(&a, &b).unwrap();
+            let best = encode_delta(&a, &b).unwrap();
+            assert_eq!(best.len(), cond.len().min(plain.len()));
+            let ps = summarize(&plain, &limits).unwrap();
+            let cs = summarize(&cond, &limits).unwrap();
+            assert_eq!(ps.changed_bits(), cs.changed_bits());
+            let plain_bound = log2_binomial(a.m(), ps.changed_bits()) / 8.0;
+            let plain_coded = ps.header.frame.payload_len as f64 - delta::DIGESTS_LEN as f64;
             assert!(
-                coded <= bound * 1.002 + 16.0,
-                "c={c} m/n={bpk} k={k}: {coded} bytes vs bound {bound:.1}"
+                plain_coded <= plain_bound * 1.002 + 16.0,
+                "plain c={c} m/n={bpk} k={k}: {plain_coded} bytes vs bound {plain_bound:.1}"
             );
+            // The conditional payload after the digests: two layout varints
+            // and two coded parts, each within the coder's documented bound.
+            let cond_coded = cs.header.frame.payload_len as f64 - delta::DIGESTS_LEN as f64;
+            let cond_bound = cs.entropy_bits() / 8.0;
+            assert!(cond_bound <= plain_bound + 1e-9);
+            let layout = cs.header.parts.unwrap();
+            let varints =
+                (varint::len(layout.base_ones) + varint::len(layout.zeros_len as u64)) as f64;
+            let coder_bound: f64 = cs
+                .parts
+                .iter()
+                .map(|p| coder::payload_bits_bound(p.bits, p.entropy_bits()) / 8.0)
+                .sum();
+            assert!(
+                cond_coded <= coder_bound + varints,
+                "conditional c={c} m/n={bpk} k={k}: {cond_coded} bytes vs bound {coder_bound:.1} + {varints}"
+            );
+            // What encode_delta sends meets the bar.
+            let best_h = inspect_delta(&best, &limits).unwrap();
+            let best_coded = best_h.frame.payload_len as f64 - delta::DIGESTS_LEN as f64;
+            assert!(
+                best_coded <= plain_bound * 1.002 + 16.0,
+                "encode_delta c={c} m/n={bpk} k={k}: {best_coded} bytes vs bound {plain_bound:.1}"
+            );
+            let fill = a.count_ones() as f64 / a.m() as f64;
+            println!(
+                "c={c} m/n={bpk} k={k} fill {fill:.3}: plain {} B (bound {:.1}), conditional {} B (bound {:.1})",
+                plain.len(),
+                plain_bound,
+                cond.len(),
+                cond_bound
+            );
+            if fill < 0.4 {
+                assert!(
+                    cond.len() < plain.len(),
+                    "c={c} m/n={bpk} k={k}: conditional {} bytes, plain {}",
+                    cond.len(),
+                    plain.len()
+                );
+            }
         }
     }
+}
+
+/// Bases with no 1s or no 0s leave one part empty (no bits, no bytes).
+#[test]
+fn conditional_delta_with_an_empty_part() {
+    let limits = DecodeLimits::default();
+    let p = FilterParams::new(64, 64, 3);
+    let empty = BloomFilter::new(p).unwrap();
+    let full = build(p, 0..200); // 200 keys x 64 positions fill all 64 bits
+    assert_eq!(full.count_ones(), 64);
+    for (a, b) in [
+        (&empty, &full),
+        (&full, &empty),
+        (&empty, &empty),
+        (&full, &full),
+    ] {
+        let frame = encode_delta_conditional(a, b).unwrap();
+        let s = summarize(&frame, &limits).unwrap();
+        let layout = s.header.parts.unwrap();
+        assert_eq!(layout.base_ones, a.count_ones());
+        let mut c = a.clone();
+        apply(&mut c, &frame, &limits).unwrap();
+        assert_eq!(&c, b);
+    }
+}
+
+/// Re-frames a conditional delta with its payload edited by `edit` (the CRC
+/// recomputed), so the checks behind the CRC are reached.
+fn reframed(frame: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let h = inspect_delta(frame, &DecodeLimits::default())
+        .unwrap()
+        .frame;
+    let mut payload = frame[h.header_len..frame.len() - 4].to_vec();
+    edit(&mut payload);
+    let mut out = frame[..6].to_vec();
+    for v in [
+        h.params.seed,
+        h.params.m,
+        u64::from(h.params.k),
+        h.n,
+        payload.len() as u64,
+    ] {
+        compressed_bloom::format::varint::put(&mut out, v);
+    }
+    out.extend_from_slice(&payload);
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The part layout is checked against m, the payload and the base, each
+/// failure with its own field name.
+#[test]
+fn conditional_layout_errors_are_typed() {
+    let (a, b) = pair(20_000, 2, 1000, 50);
+    let frame = encode_delta_conditional(&a, &b).unwrap();
+    let limits = DecodeLimits::default();
+    let field_of = |f: &[u8]| {
+        let mut base = a.clone();
+        match apply(&mut base, f, &limits) {
+            Err(DecodeError::InvalidField { field, .. }) => {
+                assert_eq!(base, a);
+                field
+            }
+            other => panic!("expected InvalidField, got {other:?}"),
+        }
+    };
+    let ones = a.count_ones();
+    let at = delta::DIGESTS_LEN;
+    let put = |p: &mut Vec<u8>, v: u64| {
+        let mut enc = Vec::new();
+        compressed_bloom::format::varint::put(&mut enc, v);
+        let old_len = {
+            let mut probe = Vec::new();
+            compressed_bloom::format::varint::put(&mut probe, ones);
+            probe.len()
+        };
+        p.splice(at..at + old_len, enc);
+    };
+    // base_ones one more than the base has (digest still matches).
+    assert_eq!(
+        field_of(&reframed(&frame, |p| put(p, ones + 1))),
+        "base_ones"
+    );
+    // base_ones larger than m.
+    assert_eq!(field_of(&reframed(&frame, |p| put(p, 20_001))), "base_ones");
+    // First part longer than what follows.
+    let ones_len = {
+        let mut probe = Vec::new();
+        compressed_bloom::format::varint::put(&mut probe, ones);
+        probe.len()
+    };
+    let len_at = at + ones_len;
+    let long = reframed(&frame, |p| {
+        let rest = (p.len() - len_at) as u64;
+        let mut enc = Vec::new();
+        compressed_bloom::format::varint::put(&mut enc, rest + 1);
+        let (_, used) = compressed_bloom::format::varint::get(&p[len_at..]).unwrap();
+        p.splice(len_at..len_at + used, enc);
+    });
+    assert_eq!(field_of(&long), "zeros_len");
+    // The first part claims every remaining byte, leaving the second part
+    // (which has bits) empty.
+    let swallowed = reframed(&frame, |p| {
+        let (_, used) = compressed_bloom::format::varint::get(&p[len_at..]).unwrap();
+        let rest = (p.len() - len_at - used) as u64;
+        let mut enc = Vec::new();
+        compressed_bloom::format::varint::put(&mut enc, rest);
+        p.splice(len_at..len_at + used, enc);
+    });
+    assert_eq!(field_of(&swallowed), "payload_len");
+    // A payload too short for the layout varints.
+    let mut short = frame[..6].to_vec();
+    let h = inspect_delta(&frame, &limits).unwrap().frame;
+    for v in [h.params.seed, h.params.m, u64::from(h.params.k), h.n, 17] {
+        compressed_bloom::format::varint::put(&mut short, v);
+    }
+    short.extend_from_slice(&frame[h.header_len..h.header_len + 17]);
+    let crc = crc32c::crc32c(&short);
+    short.extend_from_slice(&crc.to_le_bytes());
+    assert!(matches!(
+        inspect_delta(&short, &limits),
+        Err(DecodeError::InvalidField {
+            field: "payload_len",
+            ..
+        })
+    ));
 }
 
 #[test]

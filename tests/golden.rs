@@ -1,6 +1,7 @@
 //! Golden frames (bytes in, filter out). The expected bit arrays were decoded
 //! by tools/ref_decoder.py, written from docs/FORMAT.md alone.
 
+use compressed_bloom::delta;
 use compressed_bloom::{
     decode, decode_with_limits, encode, encode_as, BloomFilter, DecodeError, DecodeLimits,
     FilterParams, FilterType,
@@ -122,6 +123,35 @@ fn every_single_bit_flip_is_rejected() {
     }
 }
 
+/// The same for the golden deltas (both types): every flip is refused by
+/// `apply` against the right base, which stays untouched.
+#[test]
+fn every_single_bit_flip_of_a_golden_delta_is_rejected() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
+    let list = std::fs::read_to_string(format!("{dir}/golden_delta.txt")).unwrap();
+    let bases = goldens();
+    let limits = DecodeLimits::unlimited();
+    for line in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split(' ').collect();
+        let mut frame = std::fs::read(format!("{dir}/{}.cbf", f[0])).unwrap();
+        let base = decode(&bases.iter().find(|g| g.name == f[2]).unwrap().frame).unwrap();
+        for i in 0..frame.len() * 8 {
+            frame[i / 8] ^= 1 << (i % 8);
+            let mut b = base.clone();
+            assert!(
+                delta::apply(&mut b, &frame, &limits).is_err(),
+                "{}: flip of bit {i} accepted",
+                f[0]
+            );
+            assert_eq!(b, base);
+            frame[i / 8] ^= 1 << (i % 8);
+        }
+    }
+}
+
 #[test]
 fn trailing_bytes_are_rejected() {
     let g = &goldens()[1];
@@ -144,13 +174,13 @@ fn golden_deltas_apply_to_the_reference_result() {
         .filter(|l| !l.starts_with('#') && !l.is_empty())
     {
         let f: Vec<&str> = line.split(' ').collect();
-        let (name, base_name) = (f[0], f[1]);
-        let (from, to): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (name, kind, base_name) = (f[0], f[1], f[2]);
+        let (from, to): (u64, u64) = (f[3].parse().unwrap(), f[4].parse().unwrap());
         let frame = std::fs::read(format!("{dir}/{name}.cbf")).unwrap();
         let expected = std::fs::read(format!("{dir}/{name}.bits")).unwrap();
         let base = bases.iter().find(|g| g.name == base_name).unwrap();
         let mut f = decode(&base.frame).unwrap();
-        compressed_bloom::delta::apply(&mut f, &frame, &DecodeLimits::default())
+        delta::apply(&mut f, &frame, &DecodeLimits::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             f.to_bytes(),
@@ -164,14 +194,16 @@ fn golden_deltas_apply_to_the_reference_result() {
         }
         assert_eq!(new.to_bytes(), expected, "{name}: hashing");
         let old = decode(&base.frame).unwrap();
-        assert_eq!(
-            compressed_bloom::delta::encode_delta(&old, &new).unwrap(),
-            frame,
-            "{name}: delta encoder output changed"
-        );
+        let (encoded, version) = match kind {
+            "plain" => (delta::encode_delta_plain(&old, &new).unwrap(), 1),
+            "conditional" => (delta::encode_delta_conditional(&old, &new).unwrap(), 2),
+            other => panic!("{name}: unknown delta type {other}"),
+        };
+        assert_eq!(encoded, frame, "{name}: delta encoder output changed");
+        assert_eq!(frame[2], version, "{name}: version byte");
         count += 1;
     }
-    assert_eq!(count, 2);
+    assert_eq!(count, 7);
 }
 
 /// CRC-32C detects every error burst of length <= 32 bits. Random bursts

@@ -119,12 +119,21 @@ fn one_test_per_error_class() {
         })
     ));
     assert!(matches!(
-        decode(&with(2, 2)),
-        Err(DecodeError::UnsupportedVersion { version: 2 })
+        decode(&with(2, 3)),
+        Err(DecodeError::UnsupportedVersion { version: 3 })
+    ));
+    assert!(matches!(
+        decode(&with(2, 0)),
+        Err(DecodeError::UnsupportedVersion { version: 0 })
+    ));
+    // Type 3 (conditional delta) exists from version 2 on, not in version 1.
+    assert!(matches!(
+        decode(&with(3, 3)),
+        Err(DecodeError::UnknownFilterType { id: 3, version: 1 })
     ));
     assert!(matches!(
         decode(&with(3, 9)),
-        Err(DecodeError::UnknownFilterType { id: 9 })
+        Err(DecodeError::UnknownFilterType { id: 9, version: 1 })
     ));
     assert!(matches!(
         decode(&with(4, 0)),

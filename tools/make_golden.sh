@@ -32,16 +32,24 @@ make interleaved      70000 11   1048576   2
 
 # Deltas: from a golden base to the keys key-FROM..key-TO (same m, k, seed).
 dlist="$out/golden_delta.txt"
-echo "# name base from to (the new filter holds key-FROM..key-TO)" > "$dlist"
-delta() { # name base from to m k seed
-  local name=$1 base=$2 from=$3 to=$4 m=$5 k=$6 seed=$7
+echo "# name type base from to (type plain = 2, conditional = 3; the new filter holds key-FROM..key-TO)" > "$dlist"
+delta() { # name type base from to m k seed
+  local name=$1 kind=$2 base=$3 from=$4 to=$5 m=$6 k=$7 seed=$8
   local tmp; tmp=$(mktemp)
   keys_range "$from" "$to" | $bin build --keys - --m "$m" --k "$k" --seed "$seed" -o "$tmp" 2>/dev/null
-  $bin delta "$out/$base.cbf" "$tmp" -o "$out/$name.cbf" 2>/dev/null
+  $bin delta --type "$kind" "$out/$base.cbf" "$tmp" -o "$out/$name.cbf" 2>/dev/null
   python3 tools/ref_decoder.py "$out/$base.cbf" "$out/$name.cbf" "$out/$name.bits" >/dev/null
   rm -f "$tmp"
-  echo "$name $base $from $to" >> "$dlist"
+  echo "$name $kind $base $from $to" >> "$dlist"
   echo "$name: $(stat -c %s "$out/$name.cbf") bytes"
 }
-delta delta_k2          coded_k2     51    1050   14000   2 0
-delta delta_interleaved interleaved  3501  73500  1048576 2 11
+# Format version 1: plain deltas.
+delta delta_k2          plain coded_k2     51    1050   14000   2 0
+delta delta_interleaved plain interleaved  3501  73500  1048576 2 11
+# Format version 2: conditional deltas, including one whose base has no 0s
+# (to the empty set: key-1..key-0) and one whose base has no 1s.
+delta cdelta_k2          conditional coded_k2     51    1050   14000   2 0
+delta cdelta_interleaved conditional interleaved  3501  73500  1048576 2 11
+delta cdelta_sparse      conditional coded_sparse_k1 26 525   200000  1 1
+delta cdelta_to_empty    conditional all_ones     1     0      64      64 2
+delta cdelta_from_empty  conditional empty_m1     1     1      1       1 0

@@ -150,8 +150,10 @@ def decode(frame: bytes):
     if len(frame) < 6:
         raise FrameError("truncated")
     version, ftype, scheme, flags = frame[2], frame[3], frame[4], frame[5]
-    if version != 1 or ftype not in (0, 1, 2) or scheme != 1 or flags != 0:
+    if version not in (1, 2) or scheme != 1 or flags != 0:
         raise FrameError("unsupported header byte")
+    if ftype not in ((0, 1, 2) if version == 1 else (0, 1, 2, 3)):
+        raise FrameError("unknown filter type for this version")
     at = 6
     seed, at = varint(frame, at)
     m, at = varint(frame, at)
@@ -162,7 +164,7 @@ def decode(frame: bytes):
         raise FrameError("m or k out of range")
     raw_len = (m + 7) // 8
     if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
-            or (ftype == 2 and plen < 16)):
+            or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
         raise FrameError("payload length inconsistent with type")
     end = at + plen
     if len(frame) != end + 4:
@@ -176,15 +178,44 @@ def decode(frame: bytes):
         if m % 8 and packed[-1] >> (m % 8):
             raise FrameError("padding bits set")
         return header, packed
-    if ftype == 2:
+    if ftype in (2, 3):
         header["base_digest"] = int.from_bytes(payload[0:8], "little")
         header["result_digest"] = int.from_bytes(payload[8:16], "little")
-        payload = payload[16:]
+    if ftype == 2:
+        return header, decode_coded(payload[16:], m)
+    if ftype == 3:
+        # Section 3, type 3: base_ones, zeros_len, then the two parts. The
+        # XOR needs the base to be placed, so return the parts' bits.
+        ones, q = varint(payload, 16)
+        zlen, q = varint(payload, q)
+        if ones > m or q + zlen > len(payload):
+            raise FrameError("part layout inconsistent")
+        parts = []
+        for bits, coded in ((m - ones, payload[q:q + zlen]), (ones, payload[q + zlen:])):
+            if bits == 0:
+                if len(coded) != 0:
+                    raise FrameError("empty part with bytes")
+                parts.append([])
+            else:
+                if len(coded) == 0:
+                    raise FrameError("part with bits but no bytes")
+                parts.append(decode_bits(coded, bits))
+        header["base_ones"] = ones
+        return header, parts
     return header, decode_coded(payload, m)
 
 
 def decode_coded(payload: bytes, m: int) -> bytes:
-    raw_len = (m + 7) // 8
+    bits = decode_bits(payload, m)
+    packed = bytearray((m + 7) // 8)
+    for i, b in enumerate(bits):
+        if b:
+            packed[i // 8] |= 1 << (i % 8)
+    return bytes(packed)
+
+
+def decode_bits(payload: bytes, m: int) -> list:
+    """A type 1 payload for an m-bit array, as a list of m bits."""
     nb = max(1, -(-m // (1 << 23)))
     lens, q = [], 0
     for _ in range(nb - 1):
@@ -198,11 +229,7 @@ def decode_coded(payload: bytes, m: int) -> bytes:
             raise FrameError("block lengths exceed payload")
         bits += decode_block(payload[q:q + ln], B)
         q += ln
-    packed = bytearray(raw_len)
-    for i, b in enumerate(bits):
-        if b:
-            packed[i // 8] |= 1 << (i % 8)
-    return bytes(packed)
+    return list(bits)
 
 
 def put_varint(v: int) -> bytes:
@@ -223,12 +250,25 @@ def digest(header, packed: bytes) -> int:
 def apply_delta(base_frame: bytes, delta_frame: bytes) -> bytes:
     bh, base = decode(base_frame)
     dh, xor = decode(delta_frame)
-    if dh["type"] != 2 or bh["type"] == 2:
+    if dh["type"] not in (2, 3) or bh["type"] in (2, 3):
         raise FrameError("need a full frame and a delta frame")
     if any(bh[f] != dh[f] for f in ("seed", "m", "k")):
         raise FrameError("parameters differ")
     if digest(bh, base) != dh["base_digest"]:
         raise FrameError("delta was made from another base")
+    if dh["type"] == 3:
+        # Place part 0's bits at the base's 0 positions and part 1's at its
+        # 1 positions, each in increasing position order.
+        m = dh["m"]
+        base_bits = [(base[i // 8] >> (i % 8)) & 1 for i in range(m)]
+        if sum(base_bits) != dh["base_ones"]:
+            raise FrameError("base_ones differs from the base")
+        take = [iter(xor[0]), iter(xor[1])]
+        packed = bytearray((m + 7) // 8)
+        for i, b in enumerate(base_bits):
+            if next(take[b]):
+                packed[i // 8] |= 1 << (i % 8)
+        xor = bytes(packed)
     result = bytes(a ^ b for a, b in zip(base, xor))
     if digest(dh, result) != dh["result_digest"]:
         raise FrameError("result digest mismatch")

@@ -196,28 +196,21 @@ pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderErro
     decode_with_threads(payload, m, words, threads_for(block_count(m)))
 }
 
-/// [`decode`] with an explicit thread count.
-///
-/// # Errors
-/// As [`decode`].
-pub fn decode_with_threads(
-    payload: &[u8],
-    m: u64,
-    words: &mut [u64],
-    threads: usize,
-) -> Result<(), CoderError> {
+/// Reads the block table at the front of a payload for an m-bit array and
+/// returns each block stream's byte range. Every length is checked against
+/// the bytes that remain before any block is decoded.
+fn block_ranges(payload: &[u8], m: u64) -> Result<Vec<(usize, usize)>, CoderError> {
     let blocks = block_count(m) as usize;
-    // Block table: blocks − 1 varint lengths. Each length is checked against
-    // the bytes that remain before any block is decoded.
     let mut offset = 0usize;
+    let mut ranges = Vec::with_capacity(blocks.min(payload.len() + 1));
     let mut lens = Vec::with_capacity(blocks.min(payload.len() + 1));
     for _ in 1..blocks {
-        let (len, used) = varint::get(&payload[offset..])
-            .map_err(|reason| CoderError::BlockTable { offset, reason })?;
+        let rest = payload.get(offset..).unwrap_or(&[]);
+        let (len, used) =
+            varint::get(rest).map_err(|reason| CoderError::BlockTable { offset, reason })?;
         offset += used;
         lens.push(len);
     }
-    let mut ranges = Vec::with_capacity(blocks);
     let mut at = offset;
     for &len in &lens {
         let end = usize::try_from(len)
@@ -232,6 +225,48 @@ pub fn decode_with_threads(
         at = end;
     }
     ranges.push((at, payload.len()));
+    Ok(ranges)
+}
+
+/// Decodes a payload for an m-bit array one block at a time on the calling
+/// thread, handing each block to `sink` as (index of its first bit, its
+/// words, its bit count); bits past the count in the last word are 0. Memory
+/// is one block's words (at most [`BLOCK_BITS`]/8 bytes), whatever m is: the
+/// conditional delta decoder scatters each block into the result as it goes.
+///
+/// # Errors
+/// As [`decode`]; blocks before the failing one have been handed to `sink`.
+pub fn decode_each_block(
+    payload: &[u8],
+    m: u64,
+    mut sink: impl FnMut(u64, &[u64], u64),
+) -> Result<(), CoderError> {
+    let ranges = block_ranges(payload, m)?;
+    let first_bits = m.min(BLOCK_BITS);
+    let mut words = vec![0u64; first_bits.div_ceil(64) as usize];
+    for ((w0, bits), (s, e)) in block_spans(m).zip(ranges) {
+        let wn = bits.div_ceil(64) as usize;
+        let block = &mut words[..wn];
+        block.fill(0);
+        let stream = payload.get(s..e).unwrap_or(&[]);
+        block::decode_block(stream, bits, block, s)?;
+        sink(w0 as u64 * 64, block, bits);
+    }
+    Ok(())
+}
+
+/// [`decode`] with an explicit thread count.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_with_threads(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<(), CoderError> {
+    let blocks = block_count(m) as usize;
+    let ranges = block_ranges(payload, m)?;
     // Split the output into disjoint per-block word slices.
     let mut jobs: Vec<(&[u8], u64, &mut [u64], usize)> = Vec::with_capacity(blocks);
     let mut rest = words;

@@ -29,16 +29,18 @@ pub enum DecodeError {
         found: [u8; 2],
     },
     /// A format version this crate does not read.
-    #[error("unsupported format version {version} (this build reads version 1)")]
+    #[error("unsupported format version {version} (this build reads versions 1 and 2)")]
     UnsupportedVersion {
         /// The version byte.
         version: u8,
     },
-    /// A filter type id this version does not define.
-    #[error("unknown filter type {id}")]
+    /// A filter type id the frame's version does not define.
+    #[error("unknown filter type {id} for format version {version}")]
     UnknownFilterType {
         /// The type byte.
         id: u8,
+        /// The frame's version byte.
+        version: u8,
     },
     /// A hash scheme id this version does not define.
     #[error("unknown hash scheme {id}")]

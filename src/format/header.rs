@@ -1,10 +1,11 @@
-//! The frame header of format v1 (`docs/FORMAT.md`, section "Frame").
+//! The frame header (`docs/FORMAT.md`, section "Frame"). Versions 1 and 2
+//! share it; version 2 adds filter type 3.
 //!
 //! ```text
 //! offset  size  field
 //! 0       2     magic 0xCB 0xF1
-//! 2       1     format version (1)
-//! 3       1     filter type (0 raw, 1 coded, 2 delta)
+//! 2       1     format version (1 or 2: the lowest that defines the type)
+//! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta)
 //! 4       1     hash scheme id (1)
 //! 5       1     flags (reserved, must be 0)
 //! 6       var   seed        (LEB128)
@@ -30,8 +31,12 @@ use crate::hash::HashScheme;
 
 /// The two magic bytes that open every frame.
 pub const MAGIC: [u8; 2] = [0xCB, 0xF1];
-/// The format version this crate writes and reads.
-pub const VERSION: u8 = 1;
+/// The newest format version this crate reads and writes. A frame carries the
+/// lowest version that defines its filter type ([`FilterType::min_version`]),
+/// so full frames and plain deltas stay readable by version-1 decoders.
+pub const VERSION: u8 = 2;
+/// The oldest format version this crate reads.
+pub const MIN_VERSION: u8 = 1;
 /// Bytes before the first varint.
 pub const FIXED_LEN: usize = 6;
 /// Bytes of the trailing checksum.
@@ -48,6 +53,10 @@ pub enum FilterType {
     /// The XOR of two versions of a filter, coded like [`FilterType::Coded`],
     /// after the digests of both versions (`delta`).
     Delta,
+    /// The XOR of two versions coded *given the base*: the XOR bits where the
+    /// base is 0 and those where it is 1 are coded as two separate arrays,
+    /// whose densities differ (format version 2; `delta`).
+    ConditionalDelta,
 }
 
 impl FilterType {
@@ -57,17 +66,39 @@ impl FilterType {
             FilterType::Raw => 0,
             FilterType::Coded => 1,
             FilterType::Delta => 2,
+            FilterType::ConditionalDelta => 3,
         }
     }
 
-    /// The type with wire id `id`, if v1 defines it.
-    pub const fn from_id(id: u8) -> Option<Self> {
-        match id {
-            0 => Some(FilterType::Raw),
-            1 => Some(FilterType::Coded),
-            2 => Some(FilterType::Delta),
-            _ => None,
+    /// The type with wire id `id`, if format `version` defines it.
+    pub const fn from_id(id: u8, version: u8) -> Option<Self> {
+        let ty = match id {
+            0 => FilterType::Raw,
+            1 => FilterType::Coded,
+            2 => FilterType::Delta,
+            3 => FilterType::ConditionalDelta,
+            _ => return None,
+        };
+        if ty.min_version() <= version {
+            Some(ty)
+        } else {
+            None
         }
+    }
+
+    /// The first format version that defines this type; frames of this type
+    /// carry it in their version byte.
+    pub const fn min_version(self) -> u8 {
+        match self {
+            FilterType::Raw | FilterType::Coded | FilterType::Delta => 1,
+            FilterType::ConditionalDelta => 2,
+        }
+    }
+
+    /// Whether frames of this type carry a change to a filter (they are
+    /// applied with [`crate::delta::apply`], not decoded alone).
+    pub const fn is_delta(self) -> bool {
+        matches!(self, FilterType::Delta | FilterType::ConditionalDelta)
     }
 
     /// Lower-case name used by the CLI and JSON output.
@@ -76,6 +107,7 @@ impl FilterType {
             FilterType::Raw => "raw",
             FilterType::Coded => "coded",
             FilterType::Delta => "delta",
+            FilterType::ConditionalDelta => "conditional-delta",
         }
     }
 }
@@ -83,7 +115,7 @@ impl FilterType {
 /// A parsed, validated frame header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
-    /// Format version (1).
+    /// Format version (1 or 2).
     pub version: u8,
     /// Payload representation.
     pub filter_type: FilterType,
@@ -127,7 +159,7 @@ pub(crate) fn write(
     payload_len: u64,
 ) {
     out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
+    out.push(filter_type.min_version());
     out.push(filter_type.id());
     out.push(params.scheme.id());
     out.push(0);
@@ -155,11 +187,12 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         return Err(DecodeError::BadMagic { found: magic });
     }
     let version = byte(2)?;
-    if version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&version) {
         return Err(DecodeError::UnsupportedVersion { version });
     }
     let ty = byte(3)?;
-    let filter_type = FilterType::from_id(ty).ok_or(DecodeError::UnknownFilterType { id: ty })?;
+    let filter_type = FilterType::from_id(ty, version)
+        .ok_or(DecodeError::UnknownFilterType { id: ty, version })?;
     let scheme_id = byte(4)?;
     let scheme =
         HashScheme::from_id(scheme_id).ok_or(DecodeError::UnknownHashScheme { id: scheme_id })?;
@@ -258,6 +291,15 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
                 offset: len_at,
                 field: "payload_len",
                 reason: "a delta payload starts with two 8-byte digests",
+            });
+        }
+        FilterType::ConditionalDelta
+            if payload_len < crate::delta::CONDITIONAL_MIN_PAYLOAD as u64 =>
+        {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "payload_len",
+                reason: "a conditional delta payload holds two digests and two varints",
             });
         }
         _ => {}

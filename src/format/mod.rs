@@ -267,9 +267,9 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
             let words = decode_coded(payload, &params, h.header_len)?;
             BloomFilter::from_words_unchecked(params, h.n, words)
         }
-        FilterType::Delta => {
+        found @ (FilterType::Delta | FilterType::ConditionalDelta) => {
             return Err(DecodeError::WrongFrameType {
-                found: FilterType::Delta,
+                found,
                 expected: "a full (raw or coded)",
             })
         }

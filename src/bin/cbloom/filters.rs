@@ -122,7 +122,7 @@ fn read_filter(path: &std::path::Path, limits: &LimitArgs) -> CliResult<BloomFil
 fn frame_type(frame: &[u8]) -> &'static str {
     frame
         .get(3)
-        .and_then(|&t| FilterType::from_id(t))
+        .and_then(|&t| FilterType::from_id(t, compressed_bloom::format::header::VERSION))
         .map_or("?", FilterType::name)
 }
 
@@ -220,9 +220,9 @@ pub(crate) struct InspectArgs {
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let limits = a.limits.limits();
-    // Header only: decode_with_limits / decode_xor below check the CRC once.
+    // Header only: decode_with_limits / summarize below check the CRC once.
     let h = compressed_bloom::format::header::parse(&data, &limits)?;
-    if h.filter_type == FilterType::Delta {
+    if h.filter_type.is_delta() {
         return inspect_delta(a, &data);
     }
     let f = decode_with_limits(&data, &limits)?;
@@ -350,39 +350,81 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
 }
 
 fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
-    let (d, xor) = delta::decode_xor(data, &a.limits.limits())?;
+    let sum = delta::summarize(data, &a.limits.limits())?;
+    let d = &sum.header;
     let h = d.frame;
-    let ones = xor.count_ones();
-    let coded = h.payload_len - delta::DIGESTS_LEN as u64;
-    let bound = log2_binomial(h.params.m, ones) / 8.0;
+    let m = h.params.m;
+    let ones = sum.changed_bits();
+    let coded = sum.coded_bytes();
+    let bound = sum.entropy_bits() / 8.0;
+    // What the same XOR costs coded without the base (the paper's bound).
+    let plain_bound = log2_binomial(m, ones) / 8.0;
     let mut v = header_json(&h, ones, data.len(), bound);
-    v["density"] = json!(ones as f64 / h.params.m as f64);
+    v["density"] = json!(ones as f64 / m as f64);
     v["coded_bytes"] = json!(coded);
+    v["plain_entropy_bound_bytes"] = json!(plain_bound);
     v["base_digest"] = json!(format!("{:016x}", d.base_digest));
     v["result_digest"] = json!(format!("{:016x}", d.result_digest));
+    v["parts"] = json!(sum
+        .parts
+        .iter()
+        .map(
+            |p| json!({"bits": p.bits, "ones": p.ones, "coded_bytes": p.coded_bytes,
+                        "entropy_bound_bytes": p.entropy_bits() / 8.0})
+        )
+        .collect::<Vec<_>>());
     if a.json {
         println!("{v}");
         return Ok(());
     }
-    println!("type             delta");
+    println!("type             {}", h.filter_type.name());
     println!("format version   {}", h.version);
     println!("seed             {}", h.params.seed);
-    println!("m (bits)         {}", h.params.m);
+    println!("m (bits)         {m}");
     println!("k                {}", h.params.k);
     println!("n (new filter)   {}", h.n);
     println!(
         "changed bits     {ones} (density {:.5})",
-        ones as f64 / h.params.m as f64
+        ones as f64 / m as f64
     );
+    if let [zeros, ones_part] = sum.parts.as_slice() {
+        for (what, p) in [("base 0s", zeros), ("base 1s", ones_part)] {
+            println!(
+                "  at {what}     {} of {} bits (density {:.5}), {} coded bytes",
+                p.ones,
+                p.bits,
+                if p.bits == 0 {
+                    0.0
+                } else {
+                    p.ones as f64 / p.bits as f64
+                },
+                p.coded_bytes
+            );
+        }
+    }
     println!("frame bytes      {}", data.len());
-    println!("coded xor bytes  {coded}");
+    println!("coded bytes      {coded}");
     println!(
-        "entropy bound    {bound:.1} bytes (coded xor is {:+.3}%)",
+        "entropy bound    {bound:.1} bytes (coded is {:+.3}%)",
         (coded as f64 / bound - 1.0) * 100.0
     );
+    if d.parts.is_some() {
+        println!("without the base {plain_bound:.1} bytes (log2 C(m, changed bits) / 8)");
+    }
     println!("base digest      {:016x}", d.base_digest);
     println!("result digest    {:016x}", d.result_digest);
     Ok(())
+}
+
+/// The delta frame types `cbloom delta` can write.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum DeltaKind {
+    /// The smaller of the two.
+    Auto,
+    /// Type 3: the XOR coded given the base.
+    Conditional,
+    /// Type 2: the XOR coded alone.
+    Plain,
 }
 
 #[derive(Args)]
@@ -394,6 +436,11 @@ pub(crate) struct DeltaArgs {
     /// Output delta frame (`-` for stdout).
     #[arg(short, long)]
     output: PathBuf,
+    /// Which delta to write: the smaller of the two types (`auto`), the
+    /// conditional delta (type 3, format version 2), or the plain delta
+    /// (type 2, format version 1) for receivers that only read version 1.
+    #[arg(long = "type", value_enum, default_value_t = DeltaKind::Auto)]
+    kind: DeltaKind,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -401,11 +448,17 @@ pub(crate) struct DeltaArgs {
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     let old = read_filter(&a.old, &a.limits)?;
     let new = read_filter(&a.new, &a.limits)?;
-    let frame = delta::encode_delta(&old, &new)?;
+    let frame = match a.kind {
+        DeltaKind::Auto => delta::encode_delta(&old, &new)?,
+        DeltaKind::Conditional => delta::encode_delta_conditional(&old, &new)?,
+        DeltaKind::Plain => delta::encode_delta_plain(&old, &new)?,
+    };
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode(&new).len();
+    let ty = compressed_bloom::format::header::parse(&frame, &Default::default())?.filter_type;
     eprintln!(
-        "delta m={} k={}: {} bytes (the full frame is {full} bytes{})",
+        "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
+        ty.name(),
         new.m(),
         new.k(),
         frame.len(),

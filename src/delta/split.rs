@@ -1,0 +1,264 @@
+//! Splitting an XOR delta by the base filter's bits, and joining it back.
+//!
+//! A conditional delta (filter type 3) codes the XOR bits at the base's
+//! 0 positions and those at its 1 positions as two separate arrays ("parts"),
+//! each in increasing position order. The receiver holds the base, so it
+//! knows which positions each part covers. The two parts have very different
+//! densities (a key added flips 0s, a key removed flips 1s, and the base has
+//! far fewer 1s than 0s), so coding them apart costs
+//! log2 C(m0, d0) + log2 C(m1, d1) bits instead of log2 C(m, d).
+
+// Decoding code: a stranger's bytes must never reach a panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+/// Which of the base's bits a part covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Positions where the base is 0 (the part comes first on the wire).
+    Zeros,
+    /// Positions where the base is 1.
+    Ones,
+}
+
+/// The positions of word `i` of an m-bit `base` that belong to `side`
+/// (padding bits past m never do).
+fn side_mask(base: &[u64], m: u64, i: usize, side: Side) -> u64 {
+    let w = base.get(i).copied().unwrap_or(0);
+    let w = match side {
+        Side::Zeros => !w,
+        Side::Ones => w,
+    };
+    let first = i as u64 * 64;
+    if m >= first + 64 {
+        w
+    } else if m > first {
+        w & ((1u64 << (m - first)) - 1)
+    } else {
+        0
+    }
+}
+
+/// Number of bits in the part of `side` (the count of the base's 0s or 1s).
+pub(crate) fn part_len(base: &[u64], m: u64, side: Side) -> u64 {
+    (0..base.len())
+        .map(|i| u64::from(side_mask(base, m, i, side).count_ones()))
+        .sum()
+}
+
+/// Gathers the bits of `xor` at the positions of `side` into a packed array
+/// (the software equivalent of the `pext` instruction, word by word).
+pub(crate) fn gather(xor: &[u64], base: &[u64], m: u64, side: Side) -> (Vec<u64>, u64) {
+    let len = part_len(base, m, side);
+    let mut out = vec![0u64; len.div_ceil(64) as usize];
+    let mut at = 0u64;
+    for (i, &x) in xor.iter().enumerate() {
+        let mask = side_mask(base, m, i, side);
+        let mut hits = x & mask;
+        while hits != 0 {
+            let bit = hits.trailing_zeros();
+            let rank = u64::from((mask & ((1u64 << bit) - 1)).count_ones());
+            let t = at + rank;
+            out[(t / 64) as usize] |= 1 << (t % 64);
+            hits &= hits - 1;
+        }
+        at += u64::from(mask.count_ones());
+    }
+    debug_assert_eq!(at, len);
+    (out, len)
+}
+
+/// Places the low bits of `src` at the set positions of `mask`, lowest first
+/// (the software `pdep`). Costs one step per bit up to `src`'s highest set
+/// bit, so the sparse chunks of a delta cost almost nothing.
+fn deposit(mut src: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    while src != 0 && mask != 0 {
+        let low = mask & mask.wrapping_neg();
+        if src & 1 != 0 {
+            out |= low;
+        }
+        src >>= 1;
+        mask ^= low;
+    }
+    out
+}
+
+/// `count` (≤ 64) bits of `words` from bit `at`, as the low bits of a u64.
+fn bits_at(words: &[u64], at: u64, count: u32) -> u64 {
+    if count == 0 {
+        return 0;
+    }
+    let i = (at / 64) as usize;
+    let shift = (at % 64) as u32;
+    let lo = words.get(i).copied().unwrap_or(0) >> shift;
+    let hi = if shift != 0 && shift + count > 64 {
+        words.get(i + 1).copied().unwrap_or(0) << (64 - shift)
+    } else {
+        0
+    };
+    let v = lo | hi;
+    if count == 64 {
+        v
+    } else {
+        v & ((1u64 << count) - 1)
+    }
+}
+
+/// Scatters a part, fed in order one decoded block at a time, into the XOR
+/// array `out` (zeroed on entry): the inverse of [`gather`]. Works word by
+/// word of the filter: word i takes the next popcount(mask_i) bits of the
+/// part and deposits them at the mask's positions.
+pub(crate) struct Scatter<'a> {
+    base: &'a [u64],
+    m: u64,
+    side: Side,
+    /// The filter word being filled.
+    word: usize,
+    /// Its mask and how many part bits it takes.
+    mask: u64,
+    need: u32,
+    /// Part bits gathered for it so far.
+    chunk: u64,
+    have: u32,
+}
+
+impl<'a> Scatter<'a> {
+    pub(crate) fn new(base: &'a [u64], m: u64, side: Side) -> Self {
+        let mut s = Scatter {
+            base,
+            m,
+            side,
+            word: 0,
+            mask: 0,
+            need: 0,
+            chunk: 0,
+            have: 0,
+        };
+        s.load(0);
+        s
+    }
+
+    /// Moves to the first word at or after `i` that takes part bits.
+    fn load(&mut self, mut i: usize) {
+        while i < self.base.len() {
+            let mask = side_mask(self.base, self.m, i, self.side);
+            if mask != 0 {
+                self.word = i;
+                self.mask = mask;
+                self.need = mask.count_ones();
+                self.chunk = 0;
+                self.have = 0;
+                return;
+            }
+            i += 1;
+        }
+        self.word = self.base.len();
+        self.need = 0;
+    }
+
+    /// Feeds the next `bits` bits of the part (in `block`) into `out`. The
+    /// caller feeds exactly the part's length in total, so every bit has a
+    /// place; any excess is ignored.
+    pub(crate) fn feed(&mut self, block: &[u64], bits: u64, out: &mut [u64]) {
+        let mut at = 0u64;
+        while at < bits && self.need != 0 {
+            let take = u64::from(self.need - self.have).min(bits - at) as u32;
+            self.chunk |= bits_at(block, at, take) << self.have;
+            self.have += take;
+            at += u64::from(take);
+            if self.have == self.need {
+                if self.chunk != 0 {
+                    if let Some(w) = out.get_mut(self.word) {
+                        *w |= deposit(self.chunk, self.mask);
+                    }
+                }
+                self.load(self.word + 1);
+            }
+        }
+    }
+
+    /// True once every position of the side has received its bit.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.need == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(s: &mut u64) -> u64 {
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *s
+    }
+
+    fn words(m: u64, s: &mut u64, sparse: bool) -> Vec<u64> {
+        let mut w: Vec<u64> = (0..m.div_ceil(64))
+            .map(|_| {
+                let v = lcg(s);
+                if sparse {
+                    v & lcg(s) & lcg(s)
+                } else {
+                    v
+                }
+            })
+            .collect();
+        if m % 64 != 0 {
+            if let Some(last) = w.last_mut() {
+                *last &= (1u64 << (m % 64)) - 1;
+            }
+        }
+        w
+    }
+
+    /// Gather then scatter (fed in uneven pieces) is the identity, and the
+    /// two parts together hold every XOR bit once.
+    #[test]
+    fn gather_scatter_round_trip() {
+        let mut s = 7u64;
+        for m in [1u64, 63, 64, 65, 130, 1000, 4097] {
+            for sparse in [false, true] {
+                let base = words(m, &mut s, sparse);
+                let xor = words(m, &mut s, !sparse);
+                let mut out = vec![0u64; xor.len()];
+                let mut total = 0;
+                for side in [Side::Zeros, Side::Ones] {
+                    let (part, len) = gather(&xor, &base, m, side);
+                    total += len;
+                    let mut sc = Scatter::new(&base, m, side);
+                    let mut at = 0u64;
+                    let mut piece = 1u64;
+                    while at < len {
+                        // Pieces start on word boundaries, as blocks do.
+                        let bits = (piece * 64).min(len - at);
+                        let first = (at / 64) as usize;
+                        sc.feed(&part[first..], bits, &mut out);
+                        at += bits;
+                        piece += 1;
+                    }
+                    assert!(sc.is_complete(), "m={m} {side:?}");
+                }
+                assert_eq!(total, m);
+                assert_eq!(out, xor, "m={m} sparse={sparse}");
+            }
+        }
+    }
+
+    #[test]
+    fn deposit_and_bits_at() {
+        assert_eq!(deposit(0b101, 0b1011_0000), 0b1000_0000 | 0b0001_0000);
+        assert_eq!(deposit(u64::MAX, 0xF0F0), 0xF0F0);
+        assert_eq!(deposit(0, u64::MAX), 0);
+        let w = [0xFFFF_0000_0000_0000u64, 0x0000_0000_0000_00FF];
+        assert_eq!(bits_at(&w, 56, 16), 0xFFFF);
+        assert_eq!(bits_at(&w, 60, 4), 0xF);
+        assert_eq!(bits_at(&w, 0, 64), w[0]);
+        assert_eq!(bits_at(&w, 64, 9), 0xFF);
+        assert_eq!(bits_at(&w, 3, 0), 0);
+    }
+}
