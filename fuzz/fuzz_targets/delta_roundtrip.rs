@@ -1,6 +1,7 @@
 //! Two structured filters with the same parameters: applying the delta of
-//! (old, new) to old gives new, and to any other filter it is refused with
-//! the base left unchanged.
+//! (old, new) to old gives new, for both delta types and for the one
+//! `encode_delta` picks (the smaller); applied to any other filter it is
+//! refused with the base left unchanged.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -22,15 +23,20 @@ fuzz_target!(|i: Input| {
     i.old.iter().for_each(|k| old.insert(k));
     let mut new = BloomFilter::new(p).unwrap();
     i.new.iter().for_each(|k| new.insert(k));
-    let frame = delta::encode_delta(&old, &new).unwrap();
+    let plain = delta::encode_delta_plain(&old, &new).unwrap();
+    let cond = delta::encode_delta_conditional(&old, &new).unwrap();
+    let best = delta::encode_delta(&old, &new).unwrap();
+    assert_eq!(best.len(), plain.len().min(cond.len()));
     let limits = DecodeLimits::default();
-    let mut base = old.clone();
-    delta::apply(&mut base, &frame, &limits).unwrap();
-    assert_eq!(base.as_words(), new.as_words());
-    if old.as_words() != new.as_words() {
-        let before = new.clone();
-        let mut again = new.clone();
-        assert!(delta::apply(&mut again, &frame, &limits).is_err());
-        assert_eq!(again, before);
+    for frame in [plain, cond, best] {
+        let mut base = old.clone();
+        delta::apply(&mut base, &frame, &limits).unwrap();
+        assert_eq!(base.as_words(), new.as_words());
+        if old.as_words() != new.as_words() {
+            let before = new.clone();
+            let mut again = new.clone();
+            assert!(delta::apply(&mut again, &frame, &limits).is_err());
+            assert_eq!(again, before);
+        }
     }
 });
