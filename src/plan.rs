@@ -20,7 +20,7 @@
 
 use crate::coder;
 use crate::filter::{MAX_K, MAX_M};
-use crate::format::header;
+use crate::format::{header, varint};
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 use std::f64::consts::LN_2;
 use thiserror::Error;
@@ -239,7 +239,13 @@ pub struct DeltaEvaluation {
     pub bits_per_key: f64,
     /// Ideal compressed delta bits per changed key, (m/(cn))·H(q).
     pub bits_per_changed_key: f64,
-    /// Expected delta frame bytes.
+    /// Ideal bits per key of the delta coded given the base (this crate's
+    /// conditional delta): (m/n)·[p·H(q0) + (1 − p)·H(q1)], with q0 = 1 − p^c
+    /// the density of changes among the base's 0s and
+    /// q1 = p(1 − p^c)/(1 − p) among its 1s. Never above `bits_per_key`.
+    pub conditional_bits_per_key: f64,
+    /// Expected delta frame bytes (the smaller of the conditional and the
+    /// plain delta, as `delta::encode_delta` sends).
     pub expected_bytes: f64,
 }
 
@@ -273,11 +279,15 @@ pub fn evaluate(
             check_fraction(c)?;
             let q = 2.0 * p * (1.0 - p.powf(c));
             let zb = bpk * binary_entropy(q);
+            let q0 = 1.0 - p.powf(c);
+            let q1 = if p < 1.0 { p * q0 / (1.0 - p) } else { 0.0 };
+            let cond = bpk * (p * binary_entropy(q0) + (1.0 - p) * binary_entropy(q1));
             Some(DeltaEvaluation {
                 c,
                 q,
                 bits_per_key: zb,
                 bits_per_changed_key: zb / c,
+                conditional_bits_per_key: cond,
                 expected_bytes: SizeModel::delta(m, n, k, c, 0).expected_frame_bytes(),
             })
         }
@@ -303,6 +313,53 @@ fn check_fraction(c: f64) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// One coded array of a conditional delta: its length and the mean and
+/// deviation of its count of ones.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    bits: f64,
+    mean: f64,
+    sd: f64,
+}
+
+impl Part {
+    /// Coded bytes of the part with `ones` ones (the coder's bound).
+    fn bytes(&self, ones: f64) -> f64 {
+        if self.bits < 1.0 {
+            return 0.0;
+        }
+        let bits = self.bits.round() as u64;
+        (coder::payload_bits_bound(bits, log2_binomial_real(self.bits, ones)) / 8.0).ceil()
+    }
+
+    /// Bits the coded size grows per extra one, d/dx log2 C(bits, x).
+    fn slope(&self) -> f64 {
+        let x = self.mean.clamp(0.5, (self.bits / 2.0).max(0.5));
+        ((self.bits - x) / x).max(1.0).log2()
+    }
+}
+
+/// The two parts of a conditional delta when a fraction c of the keys is
+/// replaced: of the m·p zeros of the base, m·p·(1 − p^c) turn to 1 (a new
+/// key hits them); as many of its m·(1 − p) ones turn to 0. Each count is
+/// treated as binomial (conservative: the real counts vary less, because the
+/// number of changed keys is fixed).
+fn conditional_parts(m: u64, n: u64, k: u32, c: f64) -> [Part; 2] {
+    let mf = m as f64;
+    let p = zero_fraction(m, n, k);
+    let flips = mf * p * (1.0 - p.powf(c));
+    let part = |bits: f64| {
+        let mean = flips.min(bits);
+        let q = if bits > 0.0 { mean / bits } else { 0.0 };
+        Part {
+            bits,
+            mean,
+            sd: (mean * (1.0 - q)).max(0.0).sqrt(),
+        }
+    };
+    [part(mf * p), part(mf * (1.0 - p))]
+}
+
 /// The size of a frame carrying an m-bit array whose count of ones is
 /// (approximately normally) distributed with the given mean and deviation.
 #[derive(Clone, Copy, Debug)]
@@ -313,9 +370,10 @@ struct SizeModel {
     seed: u64,
     mean_ones: f64,
     sd_ones: f64,
-    /// A delta frame: always coded (no raw fallback) and its payload starts
-    /// with two 8-byte digests.
-    delta: bool,
+    /// A delta: `mean_ones`/`sd_ones` describe the plain XOR (always coded,
+    /// after two 8-byte digests), and `parts` the conditional delta's two
+    /// arrays. The encoder sends the smaller of the two.
+    delta: Option<[Part; 2]>,
 }
 
 impl SizeModel {
@@ -328,7 +386,7 @@ impl SizeModel {
             seed,
             mean_ones: mf * (1.0 - zero_fraction(m, n, k)),
             sd_ones: zero_count_variance(m, n, k).sqrt(),
-            delta: false,
+            delta: None,
         }
     }
 
@@ -344,20 +402,29 @@ impl SizeModel {
             seed,
             mean_ones: mf * q,
             sd_ones: (mf * q * (1.0 - q)).sqrt(),
-            delta: true,
+            delta: Some(conditional_parts(m, n, k, c)),
         }
     }
 
     /// Payload bytes when the array has `ones` ones: the coded size bound or
-    /// the raw array, whichever the encoder would pick.
+    /// the raw array, whichever the encoder would pick; for a delta, the
+    /// plain delta's payload.
     fn payload_bytes(&self, ones: f64) -> f64 {
         let coded =
             coder::payload_bits_bound(self.m, log2_binomial_real(self.m as f64, ones)) / 8.0;
-        if self.delta {
+        if self.delta.is_some() {
             coded + crate::delta::DIGESTS_LEN as f64
         } else {
             coded.min(self.m.div_ceil(8) as f64)
         }
+    }
+
+    /// Payload bytes of the conditional delta with `ones[i]` ones in part i:
+    /// digests, the two layout varints, and both coded parts.
+    fn conditional_payload_bytes(parts: &[Part; 2], ones: [f64; 2]) -> f64 {
+        let first = parts[0].bytes(ones[0]);
+        let varints = varint::len(parts[1].bits.round() as u64) + varint::len(first as u64);
+        crate::delta::DIGESTS_LEN as f64 + varints as f64 + first + parts[1].bytes(ones[1])
     }
 
     fn frame_bytes(&self, payload: f64) -> f64 {
@@ -366,12 +433,23 @@ impl SizeModel {
     }
 
     fn expected_frame_bytes(&self) -> f64 {
-        self.frame_bytes(self.payload_bytes(self.mean_ones))
+        let plain = self.frame_bytes(self.payload_bytes(self.mean_ones));
+        match &self.delta {
+            Some(parts) => plain.min(self.frame_bytes(Self::conditional_payload_bytes(
+                parts,
+                [parts[0].mean, parts[1].mean],
+            ))),
+            None => plain,
+        }
     }
 
     /// Frame size not exceeded with probability >= confidence: the coded size
     /// grows as the count of ones approaches m/2, so take the one-sided
-    /// quantile of the count on that side (clamped at m/2).
+    /// quantile of the count on that side (clamped at m/2). For a delta, the
+    /// smaller of the plain and conditional bounds (the encoder sends the
+    /// smaller frame, which is at most either). The conditional size depends
+    /// on two counts: they are moved together along the direction in which
+    /// the (linearised) size grows fastest, by z deviations of the size.
     fn bound_frame_bytes(&self, z: f64) -> f64 {
         let half = self.m as f64 / 2.0;
         let ones = if self.mean_ones <= half {
@@ -379,11 +457,26 @@ impl SizeModel {
         } else {
             (self.mean_ones - z * self.sd_ones).max(half)
         };
-        self.frame_bytes(self.payload_bytes(ones))
+        let plain = self.frame_bytes(self.payload_bytes(ones));
+        let Some(parts) = &self.delta else {
+            return plain;
+        };
+        let w = parts.map(|p| p.slope() * p.sd);
+        let norm = (w[0] * w[0] + w[1] * w[1]).sqrt();
+        let shifted = |i: usize| {
+            let p = &parts[i];
+            let step = if norm > 0.0 { z * p.sd * w[i] / norm } else { 0.0 };
+            (p.mean + step).min(p.bits / 2.0).max(p.mean.min(p.bits / 2.0))
+        };
+        let cond = self.frame_bytes(Self::conditional_payload_bytes(
+            parts,
+            [shifted(0), shifted(1)],
+        ));
+        plain.min(cond)
     }
 
     fn coded(&self) -> bool {
-        self.delta || self.payload_bytes(self.mean_ones) < self.m.div_ceil(8) as f64
+        self.delta.is_some() || self.payload_bytes(self.mean_ones) < self.m.div_ceil(8) as f64
     }
 }
 
