@@ -6,7 +6,9 @@
 //! uncompressed optimum k = ln2·m/n (p = 1/2) is the *worst* choice. This
 //! module searches integer k and integer m against the real frame:
 //!
-//! * the exact header length of format v1 (varints included) and CRC;
+//! * the exact frame header length (varints included) and CRC;
+//! * for deltas, the frame `delta::encode_delta` sends: the conditional delta
+//!   (two coded parts) or the plain one, whichever is smaller;
 //! * the coder's proven overhead bound over log2 C(m, x)
 //!   ([`crate::coder::payload_bits_bound`]);
 //! * the encoder's fallback to the uncompressed type when coding does not pay;
@@ -465,8 +467,14 @@ impl SizeModel {
         let norm = (w[0] * w[0] + w[1] * w[1]).sqrt();
         let shifted = |i: usize| {
             let p = &parts[i];
-            let step = if norm > 0.0 { z * p.sd * w[i] / norm } else { 0.0 };
-            (p.mean + step).min(p.bits / 2.0).max(p.mean.min(p.bits / 2.0))
+            let step = if norm > 0.0 {
+                z * p.sd * w[i] / norm
+            } else {
+                0.0
+            };
+            (p.mean + step)
+                .min(p.bits / 2.0)
+                .max(p.mean.min(p.bits / 2.0))
         };
         let cond = self.frame_bytes(Self::conditional_payload_bytes(
             parts,
