@@ -291,48 +291,34 @@ fn conditional_layout_errors_are_typed() {
             other => panic!("expected InvalidField, got {other:?}"),
         }
     };
-    let ones = a.count_ones();
-    let at = delta::DIGESTS_LEN;
-    let put = |p: &mut Vec<u8>, v: u64| {
+    // Replaces the varint at `at` of a payload with `v`.
+    fn set_varint(p: &mut Vec<u8>, at: usize, v: u64) {
+        let (_, used) = varint::get(&p[at..]).unwrap();
         let mut enc = Vec::new();
-        compressed_bloom::format::varint::put(&mut enc, v);
-        let old_len = {
-            let mut probe = Vec::new();
-            compressed_bloom::format::varint::put(&mut probe, ones);
-            probe.len()
-        };
-        p.splice(at..at + old_len, enc);
-    };
+        varint::put(&mut enc, v);
+        p.splice(at..at + used, enc);
+    }
+    let ones = a.count_ones();
+    let ones_at = delta::DIGESTS_LEN;
+    let len_at = ones_at + varint::len(ones);
     // base_ones one more than the base has (digest still matches).
-    assert_eq!(
-        field_of(&reframed(&frame, |p| put(p, ones + 1))),
-        "base_ones"
-    );
+    let more = reframed(&frame, |p| set_varint(p, ones_at, ones + 1));
+    assert_eq!(field_of(&more), "base_ones");
     // base_ones larger than m.
-    assert_eq!(field_of(&reframed(&frame, |p| put(p, 20_001))), "base_ones");
+    let over_m = reframed(&frame, |p| set_varint(p, ones_at, 20_001));
+    assert_eq!(field_of(&over_m), "base_ones");
     // First part longer than what follows.
-    let ones_len = {
-        let mut probe = Vec::new();
-        compressed_bloom::format::varint::put(&mut probe, ones);
-        probe.len()
-    };
-    let len_at = at + ones_len;
     let long = reframed(&frame, |p| {
         let rest = (p.len() - len_at) as u64;
-        let mut enc = Vec::new();
-        compressed_bloom::format::varint::put(&mut enc, rest + 1);
-        let (_, used) = compressed_bloom::format::varint::get(&p[len_at..]).unwrap();
-        p.splice(len_at..len_at + used, enc);
+        set_varint(p, len_at, rest + 1);
     });
     assert_eq!(field_of(&long), "zeros_len");
     // The first part claims every remaining byte, leaving the second part
     // (which has bits) empty.
     let swallowed = reframed(&frame, |p| {
-        let (_, used) = compressed_bloom::format::varint::get(&p[len_at..]).unwrap();
+        let (_, used) = varint::get(&p[len_at..]).unwrap();
         let rest = (p.len() - len_at - used) as u64;
-        let mut enc = Vec::new();
-        compressed_bloom::format::varint::put(&mut enc, rest);
-        p.splice(len_at..len_at + used, enc);
+        set_varint(p, len_at, rest);
     });
     assert_eq!(field_of(&swallowed), "payload_len");
     // A payload too short for the layout varints.
