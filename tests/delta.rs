@@ -138,6 +138,49 @@ fn truncations_and_flips(a: &BloomFilter, frame: &[u8]) {
     }
 }
 
+/// The digest, computed in one shot from FORMAT.md's definition (scheme id,
+/// varints seed, m, k, then the ⌈m/8⌉ packed bytes), matches the crate's
+/// streaming one, including arrays longer than its 4 KiB chunk whose last
+/// word has padding.
+#[test]
+fn digest_matches_its_definition() {
+    for m in [1u64, 63, 64, 1000, 14_000, 32_768, 32_769, 40_000, 100_001] {
+        let p = FilterParams::new(m, 3, m ^ 0xABCD);
+        let f = build(p, 0..m / 10);
+        let mut input = vec![1u8];
+        for v in [p.seed, m, 3] {
+            varint::put(&mut input, v);
+        }
+        input.extend_from_slice(&f.to_bytes());
+        assert_eq!(
+            delta::digest(&f),
+            xxhash_rust::xxh3::xxh3_64(&input),
+            "m = {m}"
+        );
+    }
+}
+
+/// A delta with bytes after it is refused with their count, by both types.
+#[test]
+fn trailing_bytes_after_a_delta_are_refused() {
+    let (a, b) = pair(20_000, 2, 1000, 50);
+    for (_, enc) in ENCODERS {
+        let mut frame = enc(&a, &b).unwrap();
+        let len = frame.len() as u64;
+        frame.extend_from_slice(&[0, 0, 0]);
+        let mut base = a.clone();
+        let err = apply(&mut base, &frame, &DecodeLimits::default()).unwrap_err();
+        assert_eq!(
+            err,
+            DecodeError::TrailingBytes {
+                offset: len,
+                count: 3
+            }
+        );
+        assert_eq!(base, a);
+    }
+}
+
 #[test]
 fn digest_depends_on_bits_and_parameters_not_on_n() {
     let p = FilterParams::new(1000, 3, 1);
@@ -321,9 +364,22 @@ fn conditional_layout_errors_are_typed() {
         set_varint(p, len_at, rest);
     });
     assert_eq!(field_of(&swallowed), "payload_len");
+    // A non-canonical varint for base_ones is reported where it starts.
+    let h = inspect_delta(&frame, &limits).unwrap().frame;
+    let bad = reframed(&frame, |p| {
+        let (_, used) = varint::get(&p[ones_at..]).unwrap();
+        p.splice(ones_at..ones_at + used, [0x80, 0x00]);
+    });
+    let mut base = a.clone();
+    match apply(&mut base, &bad, &limits) {
+        Err(DecodeError::BadVarint { offset, field, .. }) => {
+            assert_eq!(field, "base_ones");
+            assert_eq!(offset, h.header_len + ones_at);
+        }
+        other => panic!("expected BadVarint, got {other:?}"),
+    }
     // A payload too short for the layout varints.
     let mut short = frame[..6].to_vec();
-    let h = inspect_delta(&frame, &limits).unwrap().frame;
     for v in [h.params.seed, h.params.m, u64::from(h.params.k), h.n, 17] {
         compressed_bloom::format::varint::put(&mut short, v);
     }
