@@ -347,6 +347,12 @@ fn conditional_layout_errors_are_typed() {
     // base_ones one more than the base has (digest still matches).
     let more = reframed(&frame, |p| set_varint(p, ones_at, ones + 1));
     assert_eq!(field_of(&more), "base_ones");
+    let h = inspect_delta(&frame, &limits).unwrap().frame;
+    let mut base = a.clone();
+    assert!(matches!(
+        apply(&mut base, &more, &limits),
+        Err(DecodeError::InvalidField { offset, .. }) if offset == h.header_len + ones_at
+    ));
     // base_ones larger than m.
     let over_m = reframed(&frame, |p| set_varint(p, ones_at, 20_001));
     assert_eq!(field_of(&over_m), "base_ones");
@@ -365,7 +371,6 @@ fn conditional_layout_errors_are_typed() {
     });
     assert_eq!(field_of(&swallowed), "payload_len");
     // A non-canonical varint for base_ones is reported where it starts.
-    let h = inspect_delta(&frame, &limits).unwrap().frame;
     let bad = reframed(&frame, |p| {
         let (_, used) = varint::get(&p[ones_at..]).unwrap();
         p.splice(ones_at..ones_at + used, [0x80, 0x00]);
