@@ -231,6 +231,7 @@ mod tests {
                     let (part, len) = gather(&xor, &base, m, side);
                     total += len;
                     let mut sc = Scatter::new(&base, m, side);
+                    assert_eq!(sc.is_complete(), len == 0, "m={m} {side:?}");
                     let mut at = 0u64;
                     let mut piece = 1u64;
                     while at < len {
@@ -260,5 +261,10 @@ mod tests {
         assert_eq!(bits_at(&w, 0, 64), w[0]);
         assert_eq!(bits_at(&w, 64, 9), 0xFF);
         assert_eq!(bits_at(&w, 3, 0), 0);
+        // A read inside one word must not touch the next one.
+        let v = [0x0Fu64, u64::MAX];
+        assert_eq!(bits_at(&v, 0, 8), 0x0F);
+        assert_eq!(bits_at(&v, 8, 56), 0);
+        assert_eq!(bits_at(&v, 60, 4), 0);
     }
 }
