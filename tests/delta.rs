@@ -233,6 +233,11 @@ fn delta_size_near_entropy_bound() {
             let layout = cs.header.parts.unwrap();
             let varints =
                 (varint::len(layout.base_ones) + varint::len(layout.zeros_len as u64)) as f64;
+            // The summary's totals are the sums over its parts.
+            let parts_entropy: f64 = cs.parts.iter().map(|p| log2_binomial(p.bits, p.ones)).sum();
+            assert!((cs.entropy_bits() - parts_entropy).abs() < 1e-6);
+            assert_eq!(cs.coded_bytes() as f64 + varints, cond_coded);
+            assert_eq!(ps.coded_bytes() as f64, plain_coded);
             let coder_bound: f64 = cs
                 .parts
                 .iter()
