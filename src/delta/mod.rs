@@ -9,7 +9,7 @@
 //! * **Conditional delta** (type 3, format version 2; [`encode_delta`]): the
 //!   XOR is coded *given the base*, which the receiver holds. XOR bits where
 //!   the base is 0 (keys added) and where it is 1 (keys removed) are coded as
-//!   two arrays ([`split`]): log2 C(m0, d0) + log2 C(m1, d1) bits instead of
+//!   two arrays (module `split`): log2 C(m0, d0) + log2 C(m1, d1) bits instead of
 //!   log2 C(m, d), about 12% fewer at the paper's m/n = 32, k = 2, c = 5%.
 //! * **Plain delta** (type 2, version 1; [`encode_delta_plain`]): the XOR coded
 //!   alone, as in the paper, for receivers that only read version 1.
