@@ -465,6 +465,7 @@ impl SizeModel {
         };
         let w = parts.map(|p| p.slope() * p.sd);
         let norm = (w[0] * w[0] + w[1] * w[1]).sqrt();
+        // z >= 0 and the weights are >= 0, so the step never lowers a count.
         let shifted = |i: usize| {
             let p = &parts[i];
             let step = if norm > 0.0 {
@@ -472,9 +473,7 @@ impl SizeModel {
             } else {
                 0.0
             };
-            (p.mean + step)
-                .min(p.bits / 2.0)
-                .max(p.mean.min(p.bits / 2.0))
+            (p.mean + step).min(p.bits / 2.0)
         };
         let cond = self.frame_bytes(Self::conditional_payload_bytes(
             parts,

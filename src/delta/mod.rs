@@ -81,14 +81,12 @@ pub struct PartLayout {
     /// Number of 1 bits in the base (so the part for the base's 0s has
     /// m − base_ones bits and the part for its 1s has base_ones bits).
     pub base_ones: u64,
-    /// Frame offset and byte length of the part for the base's 0 positions.
+    /// Frame offset of the part for the base's 0 positions (the part for
+    /// its 1 positions follows it and runs to the end of the payload).
     pub zeros_at: usize,
-    /// Its length in bytes.
+    /// Byte length of the part for the base's 0 positions.
     pub zeros_len: usize,
-    /// Frame offset of the part for the base's 1 positions (it runs to the
-    /// end of the payload).
-    pub ones_at: usize,
-    /// Its length in bytes.
+    /// Byte length of the part for the base's 1 positions.
     pub ones_len: usize,
 }
 
@@ -102,41 +100,75 @@ impl PartLayout {
                 self.zeros_at,
                 self.zeros_len,
             ),
-            (Side::Ones, self.base_ones, self.ones_at, self.ones_len),
+            (
+                Side::Ones,
+                self.base_ones,
+                self.zeros_at + self.zeros_len,
+                self.ones_len,
+            ),
         ]
     }
 }
 
-fn check_params(old: &BloomFilter, new: &BloomFilter) -> Result<(), FilterError> {
-    if old.params() != new.params() {
-        return Err(FilterError::ParamsMismatch {
-            left: *old.params(),
-            right: *new.params(),
-        });
+/// What both delta types are made from: the XOR of the two versions and
+/// the payload's leading digests (computed once when both types are tried).
+struct Change {
+    xor: Vec<u64>,
+    digests: Vec<u8>,
+}
+
+impl Change {
+    fn new(old: &BloomFilter, new: &BloomFilter) -> Result<Self, FilterError> {
+        if old.params() != new.params() {
+            return Err(FilterError::ParamsMismatch {
+                left: *old.params(),
+                right: *new.params(),
+            });
+        }
+        let xor = old
+            .as_words()
+            .iter()
+            .zip(new.as_words())
+            .map(|(a, b)| a ^ b)
+            .collect();
+        let mut digests = Vec::with_capacity(DIGESTS_LEN);
+        digests.extend_from_slice(&digest(old).to_le_bytes());
+        digests.extend_from_slice(&digest(new).to_le_bytes());
+        Ok(Change { xor, digests })
     }
-    Ok(())
-}
 
-fn xor_words(old: &BloomFilter, new: &BloomFilter) -> Vec<u64> {
-    old.as_words()
-        .iter()
-        .zip(new.as_words())
-        .map(|(a, b)| a ^ b)
-        .collect()
-}
+    /// The type 2 frame: digests, then the XOR coded alone.
+    fn plain(&self, new: &BloomFilter) -> Vec<u8> {
+        let mut payload = self.digests.clone();
+        coder::encode(&self.xor, new.m(), &mut payload);
+        format::frame_bytes(new.params(), new.len(), FilterType::Delta, &payload)
+    }
 
-fn digests(old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
-    let mut payload = Vec::with_capacity(DIGESTS_LEN + 64);
-    payload.extend_from_slice(&digest(old).to_le_bytes());
-    payload.extend_from_slice(&digest(new).to_le_bytes());
-    payload
-}
-
-/// Codes a part of `bits` bits: nothing for an empty part, else a coded
-/// bit array (format section 3, type 1 payload).
-fn code_part(words: &[u64], bits: u64, out: &mut Vec<u8>) {
-    if bits > 0 {
-        coder::encode(words, bits, out);
+    /// The type 3 frame: digests, base_ones, zeros_len, then the XOR bits at
+    /// the base's 0s and at its 1s, each coded as its own array (an empty
+    /// part is no bytes).
+    fn conditional(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
+        let m = new.m();
+        let base = old.as_words();
+        let (zeros, zeros_bits) = split::gather(&self.xor, base, m, Side::Zeros);
+        let (ones, ones_bits) = split::gather(&self.xor, base, m, Side::Ones);
+        let mut first = Vec::new();
+        if zeros_bits > 0 {
+            coder::encode(&zeros, zeros_bits, &mut first);
+        }
+        let mut payload = self.digests.clone();
+        varint::put(&mut payload, ones_bits);
+        varint::put(&mut payload, first.len() as u64);
+        payload.extend_from_slice(&first);
+        if ones_bits > 0 {
+            coder::encode(&ones, ones_bits, &mut payload);
+        }
+        format::frame_bytes(
+            new.params(),
+            new.len(),
+            FilterType::ConditionalDelta,
+            &payload,
+        )
     }
 }
 
@@ -166,8 +198,9 @@ fn code_part(words: &[u64], bits: u64, out: &mut Vec<u8>) {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_delta(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
-    let cond = encode_delta_conditional(old, new)?;
-    let plain = encode_delta_plain(old, new)?;
+    let change = Change::new(old, new)?;
+    let cond = change.conditional(old, new);
+    let plain = change.plain(new);
     Ok(if plain.len() < cond.len() {
         plain
     } else {
@@ -185,25 +218,7 @@ pub fn encode_delta_conditional(
     old: &BloomFilter,
     new: &BloomFilter,
 ) -> Result<Vec<u8>, FilterError> {
-    check_params(old, new)?;
-    let m = new.m();
-    let xor = xor_words(old, new);
-    let base = old.as_words();
-    let (zeros, zeros_bits) = split::gather(&xor, base, m, Side::Zeros);
-    let (ones, ones_bits) = split::gather(&xor, base, m, Side::Ones);
-    let mut first = Vec::new();
-    code_part(&zeros, zeros_bits, &mut first);
-    let mut payload = digests(old, new);
-    varint::put(&mut payload, ones_bits);
-    varint::put(&mut payload, first.len() as u64);
-    payload.extend_from_slice(&first);
-    code_part(&ones, ones_bits, &mut payload);
-    Ok(format::frame_bytes(
-        new.params(),
-        new.len(),
-        FilterType::ConditionalDelta,
-        &payload,
-    ))
+    Ok(Change::new(old, new)?.conditional(old, new))
 }
 
 /// Encodes the plain delta (type 2, format version 1) that turns `old` into
@@ -213,16 +228,7 @@ pub fn encode_delta_conditional(
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
 pub fn encode_delta_plain(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
-    check_params(old, new)?;
-    let xor = xor_words(old, new);
-    let mut payload = digests(old, new);
-    coder::encode(&xor, new.m(), &mut payload);
-    Ok(format::frame_bytes(
-        new.params(),
-        new.len(),
-        FilterType::Delta,
-        &payload,
-    ))
+    Ok(Change::new(old, new)?.plain(new))
 }
 
 /// Parses and checks a delta frame (header, limits, lengths, CRC, and for a
@@ -327,7 +333,6 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
         base_ones,
         zeros_at: h.header_len + at,
         zeros_len,
-        ones_at: h.header_len + at + zeros_len,
         ones_len,
     })
 }
@@ -378,43 +383,27 @@ impl DeltaSummary {
     }
 }
 
-/// Decodes a delta frame's coded arrays to count their bits, without the
-/// base (`cbloom inspect`). Memory: one coder block.
-///
-/// # Errors
-/// As [`inspect_delta`], and malformed coded bits.
-pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
-    let d = inspect_delta(data, limits)?;
+/// The coded arrays of a delta as (bits, frame offset, byte length): the
+/// whole XOR for a plain delta, the two parts of a conditional one.
+fn coded_arrays(d: &DeltaHeader) -> Vec<(u64, usize, usize)> {
     let h = &d.frame;
-    let m = h.params.m;
-    let spans: Vec<(u64, usize, usize)> = match &d.parts {
+    match &d.parts {
         Some(l) => l
-            .parts(m)
+            .parts(h.params.m)
             .iter()
             .map(|&(_, bits, at, len)| (bits, at, len))
             .collect(),
         None => {
-            let at = h.header_len + DIGESTS_LEN;
-            vec![(m, at, h.header_len + h.payload_len as usize - at)]
+            let (at, len) = plain_span(h);
+            vec![(h.params.m, at, len)]
         }
-    };
-    let mut parts = Vec::with_capacity(spans.len());
-    for (bits, at, len) in spans {
-        let mut ones = 0u64;
-        if bits > 0 {
-            let coded = frame_slice(data, at, len)?;
-            coder::decode_each_block(coded, bits, |_, words, _| {
-                ones += words.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
-            })
-            .map_err(|source| DecodeError::Payload { offset: at, source })?;
-        }
-        parts.push(DeltaPart {
-            bits,
-            ones,
-            coded_bytes: len,
-        });
     }
-    Ok(DeltaSummary { header: d, parts })
+}
+
+/// Frame offset and length of a plain delta's coded XOR (after the digests).
+fn plain_span(h: &FrameHeader) -> (usize, usize) {
+    let at = h.header_len + DIGESTS_LEN;
+    (at, h.header_len + h.payload_len as usize - at)
 }
 
 /// `data[at..at + len]`, which [`inspect_delta`] has checked lies in the
@@ -424,6 +413,46 @@ fn frame_slice(data: &[u8], at: usize, len: usize) -> Result<&[u8], DecodeError>
         needed: (at + len) as u64,
         available: data.len() as u64,
     })
+}
+
+/// Decodes the coded array of `bits` bits at `data[at..at + len]` one coder
+/// block at a time, handing each block's words and bit count to `sink`. An array of no
+/// bits has no bytes and nothing to decode.
+fn decode_array(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    bits: u64,
+    mut sink: impl FnMut(&[u64], u64),
+) -> Result<(), DecodeError> {
+    if bits == 0 {
+        return Ok(());
+    }
+    let coded = frame_slice(data, at, len)?;
+    coder::decode_each_block(coded, bits, |_, words, n| sink(words, n))
+        .map_err(|source| DecodeError::Payload { offset: at, source })
+}
+
+/// Decodes a delta frame's coded arrays to count their bits, without the
+/// base (`cbloom inspect`). Memory: one coder block.
+///
+/// # Errors
+/// As [`inspect_delta`], and malformed coded bits.
+pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    let mut parts = Vec::with_capacity(2);
+    for (bits, at, len) in coded_arrays(&d) {
+        let mut ones = 0u64;
+        decode_array(data, at, len, bits, |words, _| {
+            ones += words.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+        })?;
+        parts.push(DeltaPart {
+            bits,
+            ones,
+            coded_bytes: len,
+        });
+    }
+    Ok(DeltaSummary { header: d, parts })
 }
 
 /// Checks that `base` is the filter the delta names, then decodes the XOR.
@@ -443,9 +472,8 @@ fn checked_xor(base: &BloomFilter, data: &[u8], d: &DeltaHeader) -> Result<Vec<u
         });
     }
     let Some(layout) = d.parts else {
-        let start = h.header_len + DIGESTS_LEN;
-        let coded = frame_slice(data, start, h.header_len + h.payload_len as usize - start)?;
-        return format::decode_coded(coded, &h.params, start);
+        let (at, len) = plain_span(h);
+        return format::decode_coded(frame_slice(data, at, len)?, &h.params, at);
     };
     let m = h.params.m;
     if base.count_ones() != layout.base_ones {
@@ -458,15 +486,10 @@ fn checked_xor(base: &BloomFilter, data: &[u8], d: &DeltaHeader) -> Result<Vec<u
     }
     let mut xor = zeroed_words(h.params.word_len())?;
     for (side, bits, at, len) in layout.parts(m) {
-        if bits == 0 {
-            continue;
-        }
-        let coded = frame_slice(data, at, len)?;
         let mut scatter = Scatter::new(base.as_words(), m, side);
-        coder::decode_each_block(coded, bits, |_, words, n| {
-            scatter.feed(words, n, &mut xor);
-        })
-        .map_err(|source| DecodeError::Payload { offset: at, source })?;
+        decode_array(data, at, len, bits, |words, n| {
+            scatter.feed(words, n, &mut xor)
+        })?;
         debug_assert!(scatter.is_complete());
     }
     Ok(xor)

@@ -455,10 +455,9 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     };
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode(&new).len();
-    let ty = compressed_bloom::format::header::parse(&frame, &Default::default())?.filter_type;
     eprintln!(
         "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
-        ty.name(),
+        frame_type(&frame),
         new.m(),
         new.k(),
         frame.len(),
