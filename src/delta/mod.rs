@@ -17,7 +17,13 @@
 // Decoding code: a stranger's bytes must never reach a panic.
 #![cfg_attr(
     not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )
 )]
 
 mod split;
@@ -48,16 +54,18 @@ pub fn digest(f: &BloomFilter) -> u64 {
     h.update(&head);
     let byte_len = p.byte_len() as usize;
     let mut buf = [0u8; 8 * 512];
-    let mut done = 0usize;
+    let mut left = byte_len;
     for chunk in f.as_words().chunks(512) {
-        let mut used = 0;
-        for w in chunk {
-            buf[used..used + 8].copy_from_slice(&w.to_le_bytes());
-            used += 8;
+        for (slot, w) in buf.chunks_exact_mut(8).zip(chunk) {
+            slot.copy_from_slice(&w.to_le_bytes());
         }
-        let take = used.min(byte_len - done);
-        h.update(&buf[..take]);
-        done += take;
+        // The last chunk may be short, and the last word may hold bytes
+        // past ⌈m/8⌉: hash only what is left of the packed array.
+        let bytes = buf
+            .get(..chunk.len().saturating_mul(8).min(left))
+            .unwrap_or_default();
+        h.update(bytes);
+        left = left.saturating_sub(bytes.len());
     }
     h.digest()
 }
@@ -96,14 +104,15 @@ impl PartLayout {
         [
             (
                 Side::Zeros,
-                m - self.base_ones,
+                // part_layout checked base_ones <= m.
+                m.saturating_sub(self.base_ones),
                 self.zeros_at,
                 self.zeros_len,
             ),
             (
                 Side::Ones,
                 self.base_ones,
-                self.zeros_at + self.zeros_len,
+                self.zeros_at.saturating_add(self.zeros_len),
                 self.ones_len,
             ),
         ]
@@ -241,7 +250,7 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
     if total < data.len() {
         return Err(DecodeError::TrailingBytes {
             offset: total as u64,
-            count: (data.len() - total) as u64,
+            count: data.len().saturating_sub(total) as u64,
         });
     }
     if !h.filter_type.is_delta() {
@@ -254,11 +263,11 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
     // types; `get` keeps that an error, not a panic, if it ever changed.
     let digest_at = |i: usize| -> Result<u64, DecodeError> {
         let b = payload
-            .get(i..i + 8)
+            .get(i..i.saturating_add(8))
             .and_then(|s| <[u8; 8]>::try_from(s).ok())
             .ok_or(DecodeError::Truncated {
-                needed: (h.header_len + i + 8) as u64,
-                available: (h.header_len + payload.len()) as u64,
+                needed: h.header_len.saturating_add(i).saturating_add(8) as u64,
+                available: h.header_len.saturating_add(payload.len()) as u64,
             })?;
         Ok(u64::from_le_bytes(b))
     };
@@ -279,14 +288,15 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
 fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeError> {
     let mut at = DIGESTS_LEN;
     let mut field = |name: &'static str| -> Result<(u64, usize), DecodeError> {
-        let start = h.header_len + at;
+        let start = h.header_len.saturating_add(at);
         let rest = payload.get(at..).unwrap_or(&[]);
         let (v, used) = varint::get(rest).map_err(|reason| DecodeError::BadVarint {
             offset: start,
             field: name,
             reason,
         })?;
-        at += used;
+        // used <= rest.len(): at stays within the payload.
+        at = at.saturating_add(used);
         Ok((v, start))
     };
     let (base_ones, ones_off) = field("base_ones")?;
@@ -299,7 +309,7 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
             reason: "the base cannot have more 1 bits than m",
         });
     }
-    let rest = (payload.len() - at) as u64;
+    let rest = payload.len().saturating_sub(at) as u64;
     if zeros_len > rest {
         return Err(DecodeError::InvalidField {
             offset: len_off,
@@ -309,9 +319,9 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
     }
     // zeros_len <= rest < payload.len(), a usize.
     let zeros_len = zeros_len as usize;
-    let ones_len = payload.len() - at - zeros_len;
+    let ones_len = payload.len().saturating_sub(at).saturating_sub(zeros_len);
     for (bits, len, what) in [
-        (m - base_ones, zeros_len, "zeros_len"),
+        (m.saturating_sub(base_ones), zeros_len, "zeros_len"),
         (base_ones, ones_len, "payload_len"),
     ] {
         if bits == 0 && len != 0 {
@@ -331,7 +341,7 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
     }
     Ok(PartLayout {
         base_ones,
-        zeros_at: h.header_len + at,
+        zeros_at: h.header_len.saturating_add(at),
         zeros_len,
         ones_len,
     })
@@ -402,15 +412,17 @@ fn coded_arrays(d: &DeltaHeader) -> Vec<(u64, usize, usize)> {
 
 /// Frame offset and length of a plain delta's coded XOR (after the digests).
 fn plain_span(h: &FrameHeader) -> (usize, usize) {
-    let at = h.header_len + DIGESTS_LEN;
-    (at, h.header_len + h.payload_len as usize - at)
+    // The header parser checked payload_len >= DIGESTS_LEN.
+    let at = h.header_len.saturating_add(DIGESTS_LEN);
+    (at, (h.payload_len as usize).saturating_sub(DIGESTS_LEN))
 }
 
 /// `data[at..at + len]`, which [`inspect_delta`] has checked lies in the
 /// frame.
 fn frame_slice(data: &[u8], at: usize, len: usize) -> Result<&[u8], DecodeError> {
-    data.get(at..at + len).ok_or(DecodeError::Truncated {
-        needed: (at + len) as u64,
+    let end = at.saturating_add(len);
+    data.get(at..end).ok_or(DecodeError::Truncated {
+        needed: end as u64,
         available: data.len() as u64,
     })
 }
@@ -444,7 +456,8 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
     for (bits, at, len) in coded_arrays(&d) {
         let mut ones = 0u64;
         decode_array(data, at, len, bits, |words, _| {
-            ones += words.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+            let block: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+            ones = ones.saturating_add(block);
         })?;
         parts.push(DeltaPart {
             bits,
@@ -479,7 +492,7 @@ fn checked_xor(base: &BloomFilter, data: &[u8], d: &DeltaHeader) -> Result<Vec<u
     if base.count_ones() != layout.base_ones {
         // The digest matched, so the frame itself is inconsistent.
         return Err(DecodeError::InvalidField {
-            offset: h.header_len + DIGESTS_LEN,
+            offset: h.header_len.saturating_add(DIGESTS_LEN),
             field: "base_ones",
             reason: "differs from the 1 bits of the base the digest names",
         });

@@ -11,7 +11,13 @@
 // Decoding code: a stranger's bytes must never reach a panic.
 #![cfg_attr(
     not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )
 )]
 
 /// Which of the base's bits a part covers.
@@ -31,13 +37,17 @@ fn side_mask(base: &[u64], m: u64, i: usize, side: Side) -> u64 {
         Side::Zeros => !w,
         Side::Ones => w,
     };
-    let first = i as u64 * 64;
-    if m >= first + 64 {
-        w
-    } else if m > first {
-        w & ((1u64 << (m - first)) - 1)
+    // Bits of the filter in this word: m − 64·i, clamped to [0, 64].
+    let in_word = m.saturating_sub((i as u64).saturating_mul(64));
+    w & low_mask(in_word)
+}
+
+/// A mask of the low `count` bits (all 64 for `count` >= 64).
+fn low_mask(count: u64) -> u64 {
+    if count >= 64 {
+        u64::MAX
     } else {
-        0
+        (1u64 << count).wrapping_sub(1)
     }
 }
 
@@ -59,12 +69,15 @@ pub(crate) fn gather(xor: &[u64], base: &[u64], m: u64, side: Side) -> (Vec<u64>
         let mut hits = x & mask;
         while hits != 0 {
             let bit = hits.trailing_zeros();
-            let rank = u64::from((mask & ((1u64 << bit) - 1)).count_ones());
-            let t = at + rank;
-            out[(t / 64) as usize] |= 1 << (t % 64);
-            hits &= hits - 1;
+            let rank = u64::from((mask & low_mask(u64::from(bit))).count_ones());
+            // at + rank < len <= m: no overflow, and t / 64 < out.len().
+            let t = at.wrapping_add(rank);
+            if let Some(w) = out.get_mut((t / 64) as usize) {
+                *w |= 1 << (t % 64);
+            }
+            hits &= hits.wrapping_sub(1);
         }
-        at += u64::from(mask.count_ones());
+        at = at.wrapping_add(u64::from(mask.count_ones()));
     }
     debug_assert_eq!(at, len);
     (out, len)
@@ -94,17 +107,14 @@ fn bits_at(words: &[u64], at: u64, count: u32) -> u64 {
     let i = (at / 64) as usize;
     let shift = (at % 64) as u32;
     let lo = words.get(i).copied().unwrap_or(0) >> shift;
-    let hi = if shift != 0 && shift + count > 64 {
-        words.get(i + 1).copied().unwrap_or(0) << (64 - shift)
+    // shift < 64 and count <= 64: the sums and differences below cannot
+    // overflow, and 64 − shift is a valid shift when shift != 0.
+    let hi = if shift != 0 && shift.wrapping_add(count) > 64 {
+        words.get(i.wrapping_add(1)).copied().unwrap_or(0) << 64u32.wrapping_sub(shift)
     } else {
         0
     };
-    let v = lo | hi;
-    if count == 64 {
-        v
-    } else {
-        v & ((1u64 << count) - 1)
-    }
+    (lo | hi) & low_mask(u64::from(count))
 }
 
 /// Scatters a part, fed in order one decoded block at a time, into the XOR
@@ -153,7 +163,8 @@ impl<'a> Scatter<'a> {
                 self.have = 0;
                 return;
             }
-            i += 1;
+            // i < base.len(): no overflow.
+            i = i.wrapping_add(1);
         }
         self.word = self.base.len();
         self.need = 0;
@@ -165,17 +176,21 @@ impl<'a> Scatter<'a> {
     pub(crate) fn feed(&mut self, block: &[u64], bits: u64, out: &mut [u64]) {
         let mut at = 0u64;
         while at < bits && self.need != 0 {
-            let take = u64::from(self.need - self.have).min(bits - at) as u32;
+            // have < need <= 64 between calls and at < bits: the differences
+            // are positive, and have + take <= need, at + take <= bits.
+            let take =
+                u64::from(self.need.wrapping_sub(self.have)).min(bits.wrapping_sub(at)) as u32;
             self.chunk |= bits_at(block, at, take) << self.have;
-            self.have += take;
-            at += u64::from(take);
+            self.have = self.have.wrapping_add(take);
+            at = at.wrapping_add(u64::from(take));
             if self.have == self.need {
                 if self.chunk != 0 {
                     if let Some(w) = out.get_mut(self.word) {
                         *w |= deposit(self.chunk, self.mask);
                     }
                 }
-                self.load(self.word + 1);
+                // word < base.len() while need != 0: no overflow.
+                self.load(self.word.wrapping_add(1));
             }
         }
     }

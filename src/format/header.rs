@@ -20,7 +20,13 @@
 // Decoding code: a stranger's bytes must never reach a panic.
 #![cfg_attr(
     not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )
 )]
 
 use super::error::DecodeError;
@@ -141,13 +147,18 @@ impl FrameHeader {
 
 /// Bytes a frame spends outside its payload, for the given fields.
 pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> usize {
-    FIXED_LEN
-        + varint::len(seed)
-        + varint::len(m)
-        + varint::len(u64::from(k))
-        + varint::len(n)
-        + varint::len(payload_len)
-        + CRC_LEN
+    // Six terms of at most 10 bytes each and two small constants: no overflow.
+    [
+        FIXED_LEN,
+        varint::len(seed),
+        varint::len(m),
+        varint::len(u64::from(k)),
+        varint::len(n),
+        varint::len(payload_len),
+        CRC_LEN,
+    ]
+    .iter()
+    .fold(0usize, |sum, &x| sum.saturating_add(x))
 }
 
 /// Appends a header to `out`.
@@ -178,7 +189,7 @@ pub(crate) fn write(
 pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
     let byte = |i: usize| {
         data.get(i).copied().ok_or(DecodeError::Truncated {
-            needed: i as u64 + 1,
+            needed: (i as u64).saturating_add(1),
             available: data.len() as u64,
         })
     };
@@ -210,7 +221,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         let (v, used) = varint::get(rest).map_err(|reason| {
             if rest.len() < 10 && rest.iter().all(|b| b & 0x80 != 0) {
                 DecodeError::Truncated {
-                    needed: (at + rest.len() + 1) as u64,
+                    needed: (data.len() as u64).saturating_add(1),
                     available: data.len() as u64,
                 }
             } else {
@@ -221,7 +232,8 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
                 }
             }
         })?;
-        at += used;
+        // used <= rest.len() = data.len() - at: at stays within data.
+        at = at.saturating_add(used);
         Ok((v, start))
     };
     let (seed, _) = next("seed")?;

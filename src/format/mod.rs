@@ -10,7 +10,13 @@
 // Decoding code: a stranger's bytes must never reach a panic.
 #![cfg_attr(
     not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )
 )]
 
 pub mod error;
@@ -30,7 +36,7 @@ pub use limits::DecodeLimits;
 pub fn max_encoded_len(filter: &BloomFilter) -> usize {
     let p = filter.params();
     let raw = p.byte_len();
-    (raw as usize) + header::frame_overhead(p.seed, p.m, p.k, filter.len(), raw)
+    (raw as usize).saturating_add(header::frame_overhead(p.seed, p.m, p.k, filter.len(), raw))
 }
 
 /// Encodes `filter` as a frame: coded if that is smaller, raw otherwise.
@@ -80,9 +86,13 @@ pub(crate) fn frame_bytes(
     ty: FilterType,
     payload: &[u8],
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(
-        payload.len() + header::frame_overhead(p.seed, p.m, p.k, n, payload.len() as u64),
-    );
+    let mut out = Vec::with_capacity(payload.len().saturating_add(header::frame_overhead(
+        p.seed,
+        p.m,
+        p.k,
+        n,
+        payload.len() as u64,
+    )));
     header::write(&mut out, ty, p, n, payload.len() as u64);
     out.extend_from_slice(payload);
     let crc = crc32c::crc32c(&out);
@@ -142,7 +152,7 @@ pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFil
     if used < data.len() {
         return Err(DecodeError::TrailingBytes {
             offset: used as u64,
-            count: (data.len() - used) as u64,
+            count: data.len().saturating_sub(used) as u64,
         });
     }
     Ok(filter)
@@ -167,7 +177,7 @@ pub fn decode_from_buf<B: Buf>(
     } else {
         let mut head = [0u8; 64];
         let seen = peek(buf, &mut head);
-        let h = header::parse(&head[..seen], limits)?;
+        let h = header::parse(head.get(..seen).unwrap_or(&head), limits)?;
         let total = h.frame_len();
         if (buf.remaining() as u64) < total {
             return Err(DecodeError::Truncated {
@@ -196,10 +206,13 @@ fn peek<B: Buf>(buf: &B, dst: &mut [u8]) -> usize {
     let mut io = [std::io::IoSlice::new(&[]); 64];
     let n = buf.chunks_vectored(&mut io);
     let mut filled = 0;
-    for s in &io[..n] {
-        let take = s.len().min(dst.len() - filled);
-        dst[filled..filled + take].copy_from_slice(&s[..take]);
-        filled += take;
+    for s in io.iter().take(n) {
+        let rest = dst.get_mut(filled..).unwrap_or_default();
+        let take = s.len().min(rest.len());
+        if let (Some(to), Some(from)) = (rest.get_mut(..take), s.get(..take)) {
+            to.copy_from_slice(from);
+        }
+        filled = filled.saturating_add(take);
         if filled == dst.len() {
             break;
         }
@@ -225,18 +238,27 @@ pub(crate) fn checked_frame<'a>(
     // total <= data.len(), so it fits in usize and the slices below are in
     // bounds; header_len <= body_end because frame_len adds payload_len + 4.
     let total = total as usize;
-    let body_end = total - header::CRC_LEN;
-    let mut crc = [0u8; header::CRC_LEN];
-    crc.copy_from_slice(&data[body_end..total]);
-    let stored = u32::from_le_bytes(crc);
-    let actual = crc32c::crc32c(&data[..body_end]);
+    let truncated = DecodeError::Truncated {
+        needed: total as u64,
+        available: data.len() as u64,
+    };
+    let body_end = total
+        .checked_sub(header::CRC_LEN)
+        .ok_or(truncated.clone())?;
+    let (body, crc) = data
+        .get(..total)
+        .and_then(|frame| frame.split_at_checked(body_end))
+        .ok_or(truncated.clone())?;
+    let stored = u32::from_le_bytes(crc.try_into().map_err(|_| truncated.clone())?);
+    let actual = crc32c::crc32c(body);
     if stored != actual {
         return Err(DecodeError::ChecksumMismatch {
             expected: stored,
             actual,
         });
     }
-    Ok((h, &data[h.header_len..body_end], total))
+    let payload = body.get(h.header_len..).ok_or(truncated)?;
+    Ok((h, payload, total))
 }
 
 /// Decodes a coded bit array (type 1 payloads, and the XOR of type 2) into

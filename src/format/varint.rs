@@ -8,7 +8,13 @@
 // Decoding code: a stranger's bytes must never reach a panic.
 #![cfg_attr(
     not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )
 )]
 
 /// Appends `v` to `out`.
@@ -22,7 +28,8 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 
 /// Encoded length of `v` in bytes (1..=10).
 pub const fn len(v: u64) -> usize {
-    let bits = 64 - (v | 1).leading_zeros() as usize;
+    // leading_zeros of a non-zero value is at most 63: no underflow.
+    let bits = 64usize.saturating_sub((v | 1).leading_zeros() as usize);
     bits.div_ceil(7)
 }
 
@@ -33,18 +40,19 @@ pub const fn len(v: u64) -> usize {
 /// non-canonical (over-long) encoding.
 pub fn get(data: &[u8]) -> Result<(u64, usize), &'static str> {
     let mut v = 0u64;
-    for i in 0..10 {
+    // i < 10, so the shift 7·i <= 63 and the length i + 1 cannot overflow.
+    for (i, shift) in (0..10usize).zip((0..64u32).step_by(7)) {
         let b = *data.get(i).ok_or("input ends inside a varint")?;
         let group = u64::from(b & 0x7f);
         if i == 9 && b > 1 {
             return Err("varint exceeds 64 bits");
         }
-        v |= group << (7 * i);
+        v |= group << shift;
         if b & 0x80 == 0 {
             if i > 0 && b == 0 {
                 return Err("varint is not in canonical (shortest) form");
             }
-            return Ok((v, i + 1));
+            return Ok((v, i.saturating_add(1)));
         }
     }
     Err("varint exceeds 64 bits")
