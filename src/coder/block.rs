@@ -54,6 +54,9 @@ pub(crate) fn lanes_for(bits: u64) -> usize {
 
 /// Position of the first bit equal to `value` in [from, end), or `end`.
 #[inline]
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn next_bit(words: &[u64], from: u64, end: u64, value: bool) -> u64 {
     if from >= end {
         return end;
@@ -74,42 +77,54 @@ fn next_bit(words: &[u64], from: u64, end: u64, value: bool) -> u64 {
     }
 }
 
-/// Sets bits [from, from + len) to one.
+/// Sets bits [from, from + len) to one (the decoder checked that the range
+/// lies in the block; words past the slice are skipped, never a panic).
 #[inline]
 fn fill_ones(words: &mut [u64], from: u64, len: u64) {
     let mut pos = from;
-    let end = from + len;
+    let end = from.saturating_add(len);
     while pos < end {
-        let wi = (pos >> 6) as usize;
         let lo = pos & 63;
-        let n = (64 - lo).min(end - pos);
+        // 1 <= n <= 64 - lo: the differences are positive and pos grows.
+        let n = 64u64.wrapping_sub(lo).min(end.wrapping_sub(pos));
         let mask = if n == 64 {
             u64::MAX
         } else {
-            ((1u64 << n) - 1) << lo
+            (1u64 << n).wrapping_sub(1) << lo
         };
-        words[wi] |= mask;
-        pos += n;
+        if let Some(w) = words.get_mut((pos >> 6) as usize) {
+            *w |= mask;
+        }
+        pos = pos.wrapping_add(n);
     }
 }
 
-/// Number of ones in bits [from, to) of `words`.
+/// Number of ones in bits [from, to) of `words` (bits past the slice count
+/// as zeros).
 #[inline]
 fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
     if from >= to {
         return 0;
     }
-    let (fw, tw) = ((from >> 6) as usize, ((to - 1) >> 6) as usize);
+    // to > from >= 0, so to − 1 does not wrap; (x & 63) <= 63.
+    let last = to.wrapping_sub(1);
+    let (fw, tw) = ((from >> 6) as usize, (last >> 6) as usize);
     let head = u64::MAX << (from & 63);
-    let tail = u64::MAX >> (63 - ((to - 1) & 63));
+    let tail = u64::MAX >> (63u64.wrapping_sub(last & 63));
+    let word = |i: usize| words.get(i).copied().unwrap_or(0);
     if fw == tw {
-        return u64::from((words[fw] & head & tail).count_ones());
+        return u64::from((word(fw) & head & tail).count_ones());
     }
-    let mut c = u64::from((words[fw] & head).count_ones());
-    for w in &words[fw + 1..tw] {
-        c += u64::from(w.count_ones());
-    }
-    c + u64::from((words[tw] & tail).count_ones())
+    // At most 2^17 words of 64 ones each: the sum fits easily.
+    let middle: u64 = words
+        .get(fw.wrapping_add(1)..tw)
+        .unwrap_or_default()
+        .iter()
+        .map(|w| u64::from(w.count_ones()))
+        .sum();
+    u64::from((word(fw) & head).count_ones())
+        .wrapping_add(middle)
+        .wrapping_add(u64::from((word(tw) & tail).count_ones()))
 }
 
 /// The model schedule shared by encoder and decoder: the model is rebuilt
@@ -136,16 +151,22 @@ impl Schedule {
         if pos < self.threshold {
             return None;
         }
-        self.ones += count_ones_range(words, self.counted_to, pos);
+        // ones <= pos <= 2^23 and the threshold stays below 2^25.
+        self.ones = self
+            .ones
+            .wrapping_add(count_ones_range(words, self.counted_to, pos));
         self.counted_to = pos;
         while self.threshold <= pos {
-            self.threshold *= 2;
+            self.threshold = self.threshold.saturating_mul(2);
         }
         Some(Model::build(pos, self.ones))
     }
 }
 
 #[inline]
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn op(model: &Model, sym: usize) -> u32 {
     u32::from(model.start[sym]) << 16 | u32::from(model.freq[sym])
 }
@@ -166,6 +187,9 @@ pub(crate) struct Scratch {
 }
 
 /// [`encode_block`] with caller-owned scratch buffers.
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub(crate) fn encode_block_with(
     words: &[u64],
     bits: u64,
@@ -234,6 +258,9 @@ pub(crate) fn encode_block_with(
 /// The backward pass: rANS-encodes coding operations (start << 16 | freq),
 /// operation j on lane j mod `lanes`, and appends the stream (initial
 /// decoder states, then words in reading order) to `out`.
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>) {
     // rANS is last-in first-out. Every operation emits at most one word (I3),
     // so the buffer cannot overflow.
@@ -274,6 +301,9 @@ fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>)
 /// One rANS encode step (I3) of `op` = start << 16 | freq on state `x`,
 /// writing at most one word to `rev[*n]`.
 #[inline(always)]
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
     let freq = op & 0xffff;
     let start = op >> 16;
@@ -294,6 +324,9 @@ fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
 /// (the general loop codes the final run). On return `*next` is the first one
 /// at or after `*pos`, as the general loop expects.
 #[inline(never)]
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn fast_forward(
     words: &[u64],
     bits: u64,
@@ -371,12 +404,16 @@ fn fast_forward(
 /// (Granlund–Montgomery: with l = ⌈log2 d⌉ and r = ⌈2^(32+l) / d⌉,
 /// ⌊x·r / 2^(32+l)⌋ = ⌊x / d⌋ for every x < 2^32).
 #[inline]
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn div_by_freq(x: u32, d: u32) -> u32 {
     let (r, s) = RECIPROCALS[d as usize];
     ((u128::from(x) * u128::from(r)) >> s) as u32
 }
 
 /// (r, 32 + l) for every frequency d in 1..=2^12 (index 0 unused).
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // const evaluation: any error fails the build
 static RECIPROCALS: [(u64, u32); PROB_SCALE as usize + 1] = {
     let mut t = [(0u64, 0u32); PROB_SCALE as usize + 1];
     let mut d = 1u64;
@@ -399,15 +436,21 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
+    /// The two bytes at the read position, if the stream has them.
+    #[inline]
+    fn peek(&self) -> Option<u32> {
+        let b = self.data.get(self.pos..)?.first_chunk::<2>()?;
+        Some(u32::from(u16::from_le_bytes(*b)))
+    }
+
     #[inline]
     fn next(&mut self) -> Result<u32, CoderError> {
-        match self.data.get(self.pos..self.pos + 2) {
-            Some(b) => {
-                self.pos += 2;
-                Ok(u32::from(u16::from_le_bytes([b[0], b[1]])))
-            }
-            None => Err(CoderError::UnexpectedEnd { offset: self.pos }),
-        }
+        let w = self
+            .peek()
+            .ok_or(CoderError::UnexpectedEnd { offset: self.pos })?;
+        // Two bytes were there: pos + 2 <= data.len().
+        self.pos = self.pos.wrapping_add(2);
+        Ok(w)
     }
 
     /// Renormalises a decoder state (I2) without a data-dependent branch:
@@ -416,14 +459,16 @@ impl Words<'_> {
     #[inline]
     fn renorm(&mut self, x: u32) -> Result<u32, CoderError> {
         let need = x < RANS_L;
-        let w = match self.data.get(self.pos..self.pos + 2) {
-            Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
+        let w = match self.peek() {
+            Some(w) => w,
             None if need => return Err(CoderError::UnexpectedEnd { offset: self.pos }),
             None => 0,
         };
         let sh = u32::from(need) << 4;
         let mask = 0u32.wrapping_sub(u32::from(need)) & 0xffff;
-        self.pos += usize::from(need) << 1;
+        // A word is consumed only if it was there: pos + 2 <= data.len().
+        self.pos = self.pos.wrapping_add(usize::from(need) << 1);
+        // Shifted only when x < 2^16: the result is below 2^32 (I2).
         Ok(x << sh | (w & mask))
     }
 }
@@ -435,7 +480,14 @@ impl Words<'_> {
 /// escape_len = L bits) and while the input holds the at most 8 bytes four
 /// renormalisations can read, so none of the general loop's per-symbol checks
 /// can fail inside it; the general loop takes over near either edge.
+///
+/// Overflow (any input, not only valid streams): a state is a u32, so
+/// f·(x >> 12) + bias <= f·((x >> 12) + 1) − 1 <= 2^12·2^20 − 1 (bias < f <=
+/// 2^12), and a state is shifted left by 16 only when it is below 2^16 (I2).
+/// Positions: p + span <= limit <= 2^23 before each round, and a round
+/// advances p by at most span; `at` <= data.len() − 8 before a round reads.
 #[inline(never)]
+#[allow(clippy::arithmetic_side_effects)]
 fn fast_runs(
     states: &mut [u32; 4],
     table: &[u64; PROB_SCALE as usize],
@@ -452,16 +504,14 @@ fn fast_runs(
     let mut at = input.pos;
     while p + span <= limit {
         // The (at most four) words this round can read, in one load.
-        let Some(chunk) = data.get(at..at + 8) else {
+        let Some(chunk) = data.get(at..).and_then(|r| r.first_chunk::<8>()) else {
             break;
         };
-        let chunk = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]);
+        let chunk = u64::from_le_bytes(*chunk);
         let mut reads = 0u32;
         macro_rules! lane {
             ($x:ident) => {{
-                let e = table[($x & (PROB_SCALE - 1)) as usize];
+                let e = slot_entry(table, $x);
                 let x = ((e as u32 >> 7) & 0x1fff) * ($x >> PROB_BITS) + ((e as u32 >> 20) & 0xfff);
                 // I2: read the next word of the chunk only if x < L.
                 $x = if x < RANS_L {
@@ -481,7 +531,9 @@ fn fast_runs(
             // entry). The escape sets nothing and advances escape_len
             // (p + s < limit <= bits keeps the index in bounds).
             let bit = p + (e & 127);
-            words[(bit >> 6) as usize] |= (e >> 63) << (bit & 63);
+            if let Some(w) = words.get_mut((bit >> 6) as usize) {
+                *w |= (e >> 63) << (bit & 63);
+            }
             p += (e >> 32) & 0x7fff_ffff;
         }
     }
@@ -490,19 +542,35 @@ fn fast_runs(
     input.pos = at;
 }
 
-/// The lane after `lane` (a compare, not a division: `lanes` is 1 or 4).
+/// The decode table entry for state `x`'s slot (x mod 2^12 indexes a
+/// 2^12-entry table, so the lookup cannot miss and compiles to a plain load).
+#[inline(always)]
+fn slot_entry(table: &[u64; PROB_SCALE as usize], x: u32) -> u64 {
+    table
+        .get((x & (PROB_SCALE - 1)) as usize)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Codes the next operation on the next lane: the states rotate so the
+/// current lane is always `states[0]` (with one lane nothing moves).
 #[inline]
-fn next_lane(lane: usize, lanes: usize) -> usize {
-    if lane + 1 == lanes {
-        0
-    } else {
-        lane + 1
+fn next_lane(states: &mut [u32; 4], lanes: usize, lane: &mut usize) {
+    if lanes == 4 {
+        let [a, b, c, d] = *states;
+        *states = [b, c, d, a];
+        *lane = lane.wrapping_add(1) & 3;
     }
 }
 
 /// One rANS decode step (I2): state `x` whose slot fell in a symbol of
 /// frequency `f`, at `bias` = slot − start within it.
+///
+/// Overflow (any input, not only valid streams): a state is a u32, so
+/// f·(x >> 12) + bias <= f·((x >> 12) + 1) − 1 <= 2^12·2^20 − 1 (bias < f <=
+/// 2^12), and a state is shifted left by 16 only when it is below 2^16 (I2).
 #[inline]
+#[allow(clippy::arithmetic_side_effects)]
 fn decode_step(x: u32, f: u32, bias: u32, input: &mut Words<'_>) -> Result<u32, CoderError> {
     input.renorm(f * (x >> PROB_BITS) + bias)
 }
@@ -518,6 +586,12 @@ pub(crate) fn decode_block(
     decode_block_inner(data, bits, words).map_err(|e| e.shifted(base))
 }
 
+/// Overflow: states as in [`decode_step`]. Positions: the loop keeps
+/// pos < bits <= 2^23 at the top of each symbol; a run has at most
+/// 7 + t <= 47 bits, so pos + run and pos + escape_len cannot overflow, and
+/// pos advances only after they are checked against `remaining`. The initial
+/// states took 4 bytes each, so `input.pos` >= 4 where that is subtracted.
+#[allow(clippy::arithmetic_side_effects)]
 fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), CoderError> {
     let lanes = lanes_for(bits);
     let mut input = Words { data, pos: 0 };
@@ -538,6 +612,8 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
     let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
     model.fill_decode_table(&mut table);
+    // Operation j uses lane j mod lanes; the current lane's state is always
+    // states[0] (see `next_lane`).
     let mut lane = 0usize;
     loop {
         if let Some(m) = sched.due(words, pos) {
@@ -559,11 +635,11 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             );
         }
         // One symbol on the current lane.
-        let x = states[lane];
-        let e = table[(x & (PROB_SCALE - 1)) as usize] as u32;
+        let x = states[0];
+        let e = slot_entry(&table, x) as u32;
         let sym = e & 127;
-        states[lane] = decode_step(x, (e >> 7) & 0x1fff, e >> 20, &mut input)?;
-        lane = next_lane(lane, lanes);
+        states[0] = decode_step(x, (e >> 7) & 0x1fff, e >> 20, &mut input)?;
+        next_lane(&mut states, lanes, &mut lane);
         let remaining = bits - pos;
         if sym == model.buckets {
             if model.escape_len > remaining {
@@ -585,11 +661,11 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             // A uniform chunk of c low bits: frequency f = 2^(12 − c), value
             // slot / f, bias slot mod f.
             let c = width.min(PROB_BITS);
-            let x = states[lane];
+            let x = states[0];
             let slot = x & (PROB_SCALE - 1);
             let f = 1u32 << (PROB_BITS - c);
-            states[lane] = decode_step(x, f, slot & (f - 1), &mut input)?;
-            lane = next_lane(lane, lanes);
+            states[0] = decode_step(x, f, slot & (f - 1), &mut input)?;
+            next_lane(&mut states, lanes, &mut lane);
             run += u64::from(slot / f) << shift;
             shift += c;
             width -= c;
@@ -608,14 +684,17 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             break;
         }
         if model.minority_is_one {
-            words[(pos >> 6) as usize] |= 1u64 << (pos & 63);
+            if let Some(w) = words.get_mut((pos >> 6) as usize) {
+                *w |= 1u64 << (pos & 63);
+            }
         }
         pos += 1;
     }
     if input.pos != data.len() {
         return Err(CoderError::TrailingData { offset: input.pos });
     }
-    if states.iter().take(lanes).any(|&s| s != RANS_L) {
+    // Every lane is back at L (lanes not in use never left it).
+    if states.iter().any(|&s| s != RANS_L) {
         return Err(CoderError::BadState { offset: input.pos });
     }
     Ok(())

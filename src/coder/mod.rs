@@ -66,6 +66,15 @@ pub enum CoderError {
         /// Where it was detected.
         offset: usize,
     },
+    /// The caller's output slice does not have ⌈m/64⌉ words (a misuse of
+    /// [`decode`], not a property of the payload).
+    #[error("output holds {actual} words, but an array of m bits needs {expected}")]
+    OutputLength {
+        /// ⌈m/64⌉.
+        expected: u64,
+        /// The slice's length.
+        actual: usize,
+    },
     /// The block length table is malformed or inconsistent with the payload.
     #[error("block table invalid at payload byte {offset}: {reason}")]
     BlockTable {
@@ -77,22 +86,21 @@ pub enum CoderError {
 }
 
 impl CoderError {
+    /// The error with a block-relative offset made payload-relative.
     fn shifted(self, base: usize) -> Self {
+        // Offsets are within the payload, a slice: the sum cannot overflow.
+        let at = |offset: usize| offset.saturating_add(base);
         match self {
-            CoderError::UnexpectedEnd { offset } => CoderError::UnexpectedEnd {
-                offset: offset + base,
-            },
+            CoderError::UnexpectedEnd { offset } => {
+                CoderError::UnexpectedEnd { offset: at(offset) }
+            }
             CoderError::RunPastEnd { offset, position } => CoderError::RunPastEnd {
-                offset: offset + base,
+                offset: at(offset),
                 position,
             },
-            CoderError::TrailingData { offset } => CoderError::TrailingData {
-                offset: offset + base,
-            },
-            CoderError::BadState { offset } => CoderError::BadState {
-                offset: offset + base,
-            },
-            e @ CoderError::BlockTable { .. } => e,
+            CoderError::TrailingData { offset } => CoderError::TrailingData { offset: at(offset) },
+            CoderError::BadState { offset } => CoderError::BadState { offset: at(offset) },
+            e @ (CoderError::BlockTable { .. } | CoderError::OutputLength { .. }) => e,
         }
     }
 }
@@ -118,17 +126,18 @@ pub fn payload_bits_bound(m: u64, log2_binomial: f64) -> f64 {
     let lanes_bits = |bits: u64| 32.0 * block::lanes_for(bits) as f64;
     let mut per_block = full as f64 * (lanes_bits(BLOCK_BITS) + 100.0);
     if full < blocks {
-        per_block += lanes_bits(m - full * BLOCK_BITS) + 100.0;
+        per_block += lanes_bits(m % BLOCK_BITS) + 100.0;
     }
-    let table = 32.0 * (blocks - 1) as f64;
+    let table = 32.0 * blocks.saturating_sub(1) as f64;
     log2_binomial * 1.0004 + per_block + table
 }
 
 fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
     let blocks = block_count(m);
     (0..blocks).map(move |b| {
-        let start = b * BLOCK_BITS;
-        let bits = (m - start).min(BLOCK_BITS);
+        // b < ⌈m / BLOCK_BITS⌉, so start < m (or 0 when m = 0).
+        let start = b.saturating_mul(BLOCK_BITS);
+        let bits = m.saturating_sub(start).min(BLOCK_BITS);
         ((start / 64) as usize, bits)
     })
 }
@@ -146,12 +155,24 @@ fn threads_for(blocks: u64) -> usize {
 
 /// Encodes the first `m` bits of `words` and appends the payload to `out`.
 /// Bits at positions >= m are ignored.
+///
+/// # Panics
+/// If `words` holds fewer than ⌈m/64⌉ words (a caller bug: every
+/// [`BloomFilter`](crate::BloomFilter) holds exactly that many).
 pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
     encode_with_threads(words, m, out, threads_for(block_count(m)));
 }
 
 /// [`encode`] with an explicit thread count (1 = on the calling thread).
+///
+/// # Panics
+/// As [`encode`].
 pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize) {
+    assert!(
+        words.len() as u64 >= m.div_ceil(64),
+        "encode: {} words cannot hold {m} bits",
+        words.len()
+    );
     let spans: Vec<(usize, u64)> = block_spans(m).collect();
     // Each thread encodes a run of consecutive blocks with one set of
     // scratch buffers.
@@ -160,8 +181,9 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
         run.iter()
             .map(|&(w0, bits)| {
                 let mut v = Vec::new();
-                let wn = bits.div_ceil(64) as usize;
-                block::encode_block_with(&words[w0..w0 + wn], bits, &mut v, &mut scratch);
+                // In range by the assertion above; the block reads ⌈bits/64⌉ words.
+                let block = words.get(w0..).unwrap_or_default();
+                block::encode_block_with(block, bits, &mut v, &mut scratch);
                 v
             })
             .collect::<Vec<_>>()
@@ -208,13 +230,17 @@ pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderErro
 fn block_ranges(payload: &[u8], m: u64) -> Result<Vec<(usize, usize)>, CoderError> {
     let blocks = block_count(m) as usize;
     let mut offset = 0usize;
-    let mut ranges = Vec::with_capacity(blocks.min(payload.len() + 1));
-    let mut lens = Vec::with_capacity(blocks.min(payload.len() + 1));
+    // Every length but the last takes a byte: the capacity is bounded by the
+    // input, not by m.
+    let cap = blocks.min(payload.len().saturating_add(1));
+    let mut ranges = Vec::with_capacity(cap);
+    let mut lens = Vec::with_capacity(cap);
     for _ in 1..blocks {
         let rest = payload.get(offset..).unwrap_or(&[]);
         let (len, used) =
             varint::get(rest).map_err(|reason| CoderError::BlockTable { offset, reason })?;
-        offset += used;
+        // used <= rest.len(): offset stays within the payload.
+        offset = offset.saturating_add(used);
         lens.push(len);
     }
     let mut at = offset;
@@ -251,12 +277,14 @@ pub fn decode_each_block(
     let first_bits = m.min(BLOCK_BITS);
     let mut words = vec![0u64; first_bits.div_ceil(64) as usize];
     for ((w0, bits), (s, e)) in block_spans(m).zip(ranges) {
-        let wn = bits.div_ceil(64) as usize;
-        let block = &mut words[..wn];
+        // bits <= first_bits, so the block fits in `words`.
+        let block = words
+            .get_mut(..bits.div_ceil(64) as usize)
+            .unwrap_or_default();
         block.fill(0);
-        let stream = payload.get(s..e).unwrap_or(&[]);
+        let stream = payload.get(s..e).unwrap_or_default();
         block::decode_block(stream, bits, block, s)?;
-        sink(w0 as u64 * 64, block, bits);
+        sink((w0 as u64).saturating_mul(64), block, bits);
     }
     Ok(())
 }
@@ -271,16 +299,24 @@ pub fn decode_with_threads(
     words: &mut [u64],
     threads: usize,
 ) -> Result<(), CoderError> {
+    if words.len() as u64 != m.div_ceil(64) {
+        return Err(CoderError::OutputLength {
+            expected: m.div_ceil(64),
+            actual: words.len(),
+        });
+    }
     let blocks = block_count(m) as usize;
     let ranges = block_ranges(payload, m)?;
-    // Split the output into disjoint per-block word slices.
+    // Split the output into disjoint per-block word slices (the blocks'
+    // words add up to ⌈m/64⌉, checked above; block_ranges checked the
+    // streams lie in the payload).
     let mut jobs: Vec<(&[u8], u64, &mut [u64], usize)> = Vec::with_capacity(blocks);
     let mut rest = words;
     for ((_, bits), &(s, e)) in block_spans(m).zip(&ranges) {
         let wn = bits.div_ceil(64) as usize;
-        let (head, tail) = rest.split_at_mut(wn);
+        let (head, tail) = rest.split_at_mut_checked(wn).unwrap_or_default();
         rest = tail;
-        jobs.push((&payload[s..e], bits, head, s));
+        jobs.push((payload.get(s..e).unwrap_or_default(), bits, head, s));
     }
     let run =
         |job: &mut (&[u8], u64, &mut [u64], usize)| block::decode_block(job.0, job.1, job.2, job.3);
@@ -488,6 +524,57 @@ mod tests {
             let mut back = vec![0u64; w.len()];
             decode(&out, m, &mut back).unwrap();
             assert_eq!(back, clean);
+        }
+    }
+
+    #[test]
+    fn zero_threads_means_the_calling_thread() {
+        // 0 is a caller's "no threads": it must act like 1, not divide the
+        // blocks among zero workers.
+        let (m, w, out) = two_blocks(3);
+        let mut again = Vec::new();
+        encode_with_threads(&w, m, &mut again, 0);
+        assert_eq!(again, out);
+        let mut back = vec![0u64; w.len()];
+        decode_with_threads(&out, m, &mut back, 0).unwrap();
+        assert_eq!(back, w);
+    }
+
+    #[test]
+    fn thread_count_is_one_per_core_up_to_one_per_block() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads_for(0), 1);
+        assert_eq!(threads_for(1), 1);
+        for blocks in [2u64, 3, 64] {
+            assert_eq!(threads_for(blocks), cores.min(blocks as usize), "{blocks}");
+        }
+    }
+
+    #[test]
+    fn each_block_comes_with_its_first_bit() {
+        let (m, w, out) = two_blocks(5);
+        let mut seen = Vec::new();
+        decode_each_block(&out, m, |first, words, bits| {
+            let at = (first / 64) as usize;
+            assert_eq!(words, &w[at..at + bits.div_ceil(64) as usize]);
+            seen.push((first, bits));
+        })
+        .unwrap();
+        assert_eq!(seen, [(0, BLOCK_BITS), (BLOCK_BITS, m - BLOCK_BITS)]);
+    }
+
+    #[test]
+    fn output_of_the_wrong_length_is_refused() {
+        let (m, w, out) = two_blocks(7);
+        for len in [0, w.len() - 1, w.len() + 1] {
+            let mut back = vec![0u64; len];
+            assert_eq!(
+                decode(&out, m, &mut back),
+                Err(CoderError::OutputLength {
+                    expected: w.len() as u64,
+                    actual: len,
+                })
+            );
         }
     }
 

@@ -62,6 +62,15 @@ pub(crate) struct Model {
 
 impl Model {
     /// The model after `bits` bits of which `ones` were ones.
+    ///
+    /// Overflow: the coder calls this with `bits` <= [`BLOCK_BITS`](super::BLOCK_BITS)
+    /// = 2^23 (a position in a block) and `ones` <= `bits`, whatever the input
+    /// bytes are. Then 2c + 1 <= 2^24 and the Q32 numerator fits in u128;
+    /// p < 2^32, and p·2^(t+1) <= 2^29 while t grows; g < 2^32, so every
+    /// product of two Q32 values fits in u64; weights and `rem` only shrink.
+    /// Overflow checks stay on in tests and fuzz builds, which would turn any
+    /// counter-example into a crash.
+    #[allow(clippy::arithmetic_side_effects)]
     pub(crate) fn build(bits: u64, ones: u64) -> Model {
         debug_assert!(ones <= bits);
         let minority_is_one = ones.saturating_mul(2) <= bits;
@@ -86,25 +95,29 @@ impl Model {
         let mut weights = [0u64; MAX_BUCKETS + 1];
         let mut rem: u64 = 1 << 32;
         let mut buckets = 0usize;
-        while buckets < MAX_BUCKETS {
+        // At most MAX_BUCKETS buckets, then the escape in the last slot.
+        for w in weights.iter_mut().take(MAX_BUCKETS) {
             let next = (rem * g) >> 32;
-            weights[buckets] = rem - next;
+            *w = rem - next;
             rem = next;
             buckets += 1;
             if rem <= 1 << 28 {
                 break;
             }
         }
-        weights[buckets] = rem;
         let nsym = buckets + 1;
-        let freq = quantize(&weights[..nsym]);
+        let weights = weights.get_mut(..nsym).unwrap_or_default();
+        if let Some(escape) = weights.last_mut() {
+            *escape = rem;
+        }
+        let freq = quantize(weights);
         let mut f = [0u16; MAX_BUCKETS + 1];
         let mut s = [0u16; MAX_BUCKETS + 1];
         let mut acc = 0u32;
-        for i in 0..nsym {
-            f[i] = freq[i] as u16;
-            s[i] = acc as u16;
-            acc += freq[i];
+        for ((f, s), &q) in f.iter_mut().zip(&mut s).zip(&freq).take(nsym) {
+            *f = q as u16;
+            *s = acc as u16;
+            acc += q;
         }
         debug_assert_eq!(acc, PROB_SCALE);
         Model {
@@ -131,17 +144,19 @@ impl Model {
     /// escape_len for the escape) and bit 63 set for bucket symbols (they end
     /// with a minority bit). The last two serve the decoder's fast path.
     pub(crate) fn fill_decode_table(&self, table: &mut [u64; PROB_SCALE as usize]) {
-        for sym in 0..=self.buckets as usize {
-            let f = u64::from(self.freq[sym]);
-            let st = u64::from(self.start[sym]);
+        let symbols = self.freq.iter().zip(&self.start).enumerate();
+        for (sym, (&f, &st)) in symbols.take((self.buckets as usize).saturating_add(1)) {
             let (adv, bucket) = if sym == self.buckets as usize {
                 (self.escape_len & 0x7fff_ffff, 0u64)
             } else {
-                (sym as u64 + 1, 1u64)
+                ((sym as u64).saturating_add(1), 1u64)
             };
             let hi = (adv | bucket << 31) << 32;
-            for bias in 0..f {
-                table[(st + bias) as usize] = sym as u64 | f << 7 | bias << 20 | hi;
+            // The frequencies sum to 2^12 and start is their running sum, so
+            // the symbols' slots tile the table exactly.
+            let slots = usize::from(st)..usize::from(st).saturating_add(usize::from(f));
+            for (bias, slot) in (0u64..).zip(table.get_mut(slots).unwrap_or_default()) {
+                *slot = sym as u64 | u64::from(f) << 7 | bias << 20 | hi;
             }
         }
     }
@@ -150,30 +165,37 @@ impl Model {
 /// Scales Q32 weights to frequencies summing to exactly 2^12, each >= 1:
 /// round to nearest, then move the difference onto the largest frequency
 /// (ties: lowest index), one unit at a time, never below 1.
+///
+/// Overflow: at most 97 weights of at most 2^32 each, so each scaled weight
+/// is below 2^13 and their sum below 2^20.
+#[allow(clippy::arithmetic_side_effects)]
 fn quantize(weights: &[u64]) -> [u32; MAX_BUCKETS + 1] {
     let mut freq = [0u32; MAX_BUCKETS + 1];
     let mut sum = 0u32;
-    for (i, &w) in weights.iter().enumerate() {
+    for (f, &w) in freq.iter_mut().zip(weights) {
         // w <= 2^32 so w·2^12 + 2^31 < 2^45: no overflow.
-        let f = ((w * u64::from(PROB_SCALE) + (1 << 31)) >> 32) as u32;
-        freq[i] = f.max(1);
-        sum += freq[i];
+        *f = (((w * u64::from(PROB_SCALE) + (1 << 31)) >> 32) as u32).max(1);
+        sum += *f;
     }
-    let n = weights.len();
+    let used = freq.get_mut(..weights.len()).unwrap_or_default();
     while sum != PROB_SCALE {
-        let mut best = 0;
-        for i in 1..n {
-            if freq[i] > freq[best] {
-                best = i;
+        // The largest frequency, lowest index on ties.
+        let mut best: Option<&mut u32> = None;
+        for f in used.iter_mut() {
+            if best.as_ref().is_none_or(|b| *f > **b) {
+                best = Some(f);
             }
         }
+        let Some(best) = best else {
+            break; // no symbols: unreachable, the model has at least two
+        };
         if sum > PROB_SCALE {
             // The largest frequency is >= 2^12 / 97 > 1, so this never
             // takes a frequency below 1.
-            freq[best] -= 1;
+            *best -= 1;
             sum -= 1;
         } else {
-            freq[best] += 1;
+            *best += 1;
             sum += 1;
         }
     }
