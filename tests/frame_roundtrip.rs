@@ -4,7 +4,7 @@ mod common;
 
 use compressed_bloom::{
     decode, decode_from_buf, encode, encode_as, encode_into, max_encoded_len, BloomFilter,
-    DecodeLimits, FilterParams, FilterType, MAX_K,
+    DecodeError, DecodeLimits, FilterParams, FilterType, MAX_K,
 };
 use quickcheck::{Arbitrary, Gen};
 
@@ -88,4 +88,62 @@ fn slice_and_buf_apis_agree() {
     let mut part = &frame[..frame.len() - 1];
     assert!(decode_from_buf(&mut part, &limits).is_err());
     assert_eq!(part.len(), frame.len() - 1);
+    // A chained buffer holding more than one frame: the first decodes and
+    // the rest stays, in place.
+    let tail = [0xAAu8; 5];
+    let mut chain = a.chain(c).chain(&tail[..]);
+    assert_eq!(decode_from_buf(&mut chain, &limits).unwrap(), f);
+    assert_eq!(chain.remaining(), tail.len());
+    assert_eq!(chain.chunk(), tail);
+    // A chained buffer one byte short is truncated, with the counts.
+    let mut short = a.chain(&c[..c.len() - 1]);
+    assert_eq!(
+        decode_from_buf(&mut short, &limits),
+        Err(DecodeError::Truncated {
+            needed: frame.len() as u64,
+            available: frame.len() as u64 - 1,
+        })
+    );
+}
+
+#[test]
+fn buf_mut_output_must_have_room_for_the_whole_frame() {
+    let mut f = BloomFilter::new(FilterParams::new(20_000, 2, 9)).unwrap();
+    for i in 0..1000u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let frame = encode(&f);
+    // `&mut [u8]` is a BufMut whose remaining_mut() is its length.
+    let mut exact = vec![0u8; frame.len()];
+    assert_eq!(
+        compressed_bloom::encode_to_buf(&f, &mut &mut exact[..]),
+        Ok(frame.len())
+    );
+    assert_eq!(exact, frame);
+    let mut small = vec![0u8; frame.len() - 1];
+    assert_eq!(
+        compressed_bloom::encode_to_buf(&f, &mut &mut small[..]),
+        Err(compressed_bloom::EncodeError::OutputTooSmall {
+            required: frame.len(),
+            available: frame.len() - 1,
+        })
+    );
+    assert!(small.iter().all(|&b| b == 0), "nothing is written on error");
+}
+
+#[test]
+fn trailing_bytes_are_counted() {
+    let f = BloomFilter::new(FilterParams::new(1000, 3, 0)).unwrap();
+    let frame = encode(&f);
+    for extra in [1usize, 2, 7, 300] {
+        let mut data = frame.clone();
+        data.resize(frame.len() + extra, 0);
+        assert_eq!(
+            decode(&data),
+            Err(DecodeError::TrailingBytes {
+                offset: frame.len() as u64,
+                count: extra as u64,
+            })
+        );
+    }
 }
