@@ -106,6 +106,60 @@ fn slice_and_buf_apis_agree() {
     );
 }
 
+/// A `Buf` that shows at most `step` bytes at a time and keeps the default
+/// `chunks_vectored`, which exposes only the current chunk.
+struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl bytes::Buf for Trickle<'_> {
+    fn remaining(&self) -> usize {
+        self.data.len()
+    }
+    fn chunk(&self) -> &[u8] {
+        &self.data[..self.data.len().min(self.step)]
+    }
+    fn advance(&mut self, n: usize) {
+        self.data = &self.data[n..];
+    }
+}
+
+#[test]
+fn chained_buffers_are_gathered_across_chunks() {
+    use bytes::Buf;
+    let mut f = BloomFilter::new(FilterParams::new(30_000, 2, 4)).unwrap();
+    for i in 0..2000u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let frame = encode(&f);
+    let limits = DecodeLimits::default();
+    // Chunks shorter than the header, so the header itself is gathered.
+    for first in [1usize, 5, 10, 63] {
+        let (a, rest) = frame.split_at(first);
+        let (b, c) = rest.split_at(7);
+        let mut chain = a.chain(b).chain(c);
+        assert_eq!(decode_from_buf(&mut chain, &limits).unwrap(), f, "{first}");
+        assert_eq!(chain.remaining(), 0);
+    }
+    // A buffer that holds the whole frame but shows only 100 bytes of it at
+    // a time (and no vectored view): the frame cannot be gathered without
+    // consuming, so it is reported as truncated at what was visible, and
+    // nothing is consumed.
+    let mut trickle = Trickle {
+        data: &frame,
+        step: 100,
+    };
+    assert_eq!(
+        decode_from_buf(&mut trickle, &limits),
+        Err(DecodeError::Truncated {
+            needed: frame.len() as u64,
+            available: 100,
+        })
+    );
+    assert_eq!(trickle.remaining(), frame.len());
+}
+
 #[test]
 fn buf_mut_output_must_have_room_for_the_whole_frame() {
     let mut f = BloomFilter::new(FilterParams::new(20_000, 2, 9)).unwrap();

@@ -163,11 +163,15 @@ pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFil
 ///
 /// Contiguous buffers (`Bytes`, `BytesMut`, slices) are decoded in place.
 /// For chained buffers the frame's bytes are gathered through
-/// [`Buf::chunks_vectored`] (at most 64 chunks are looked at).
+/// [`Buf::chunks_vectored`] (at most 64 chunks are looked at), because
+/// nothing may be consumed before the frame is known to be good.
 ///
 /// # Errors
 /// Any [`DecodeError`]; [`DecodeError::Truncated`] if the frame's bytes are
-/// not all in the buffer yet.
+/// not all in the buffer yet, or cannot all be seen without consuming them
+/// (more than 64 chunks, or a `Buf` whose `chunks_vectored` shows only its
+/// current chunk): `available` is then the bytes visible. Copy such a buffer
+/// into contiguous memory first.
 pub fn decode_from_buf<B: Buf>(
     buf: &mut B,
     limits: &DecodeLimits,
