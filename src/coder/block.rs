@@ -474,8 +474,8 @@ impl Words<'_> {
 }
 
 /// The decoder's hot loop for the common case: four lanes, runs of zeros
-/// ended by ones, no low bits (t = 0). Decodes one symbol per lane, then
-/// applies the four. It runs only while four symbols cannot reach `limit`
+/// ended by ones, no low bits (t = 0). Decodes the next four operations (one
+/// per lane, `states[0]` first, see [`next_lane`]), then applies them. It runs only while four symbols cannot reach `limit`
 /// (the next model rebuild or the block end: each symbol advances at most
 /// escape_len = L bits) and while the input holds the at most 8 bytes four
 /// renormalisations can read, so none of the general loop's per-symbol checks
@@ -552,14 +552,15 @@ fn slot_entry(table: &[u64; PROB_SCALE as usize], x: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Codes the next operation on the next lane: the states rotate so the
-/// current lane is always `states[0]` (with one lane nothing moves).
+/// Moves to the next lane: the states rotate so that the lane of the next
+/// operation is always `states[0]`, followed by the lanes after it in order
+/// (with one lane nothing moves). No lane index is kept, so none can be out
+/// of range, and [`fast_runs`] can start at any operation.
 #[inline]
-fn next_lane(states: &mut [u32; 4], lanes: usize, lane: &mut usize) {
+fn next_lane(states: &mut [u32; 4], lanes: usize) {
     if lanes == 4 {
         let [a, b, c, d] = *states;
         *states = [b, c, d, a];
-        *lane = lane.wrapping_add(1) & 3;
     }
 }
 
@@ -612,9 +613,8 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
     let mut sched = Schedule::new();
     let mut model = Model::build(0, 0);
     model.fill_decode_table(&mut table);
-    // Operation j uses lane j mod lanes; the current lane's state is always
-    // states[0] (see `next_lane`).
-    let mut lane = 0usize;
+    // Operation j uses lane j mod lanes, whose state is states[0] when
+    // operation j is decoded (see `next_lane`).
     loop {
         if let Some(m) = sched.due(words, pos) {
             // Late stages often quantise to the same tables: keep the old one.
@@ -623,7 +623,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             }
             model = m;
         }
-        if lanes == 4 && lane == 0 && model.t == 0 && model.minority_is_one {
+        if lanes == 4 && model.t == 0 && model.minority_is_one {
             fast_runs(
                 &mut states,
                 &table,
@@ -639,7 +639,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
         let e = slot_entry(&table, x) as u32;
         let sym = e & 127;
         states[0] = decode_step(x, (e >> 7) & 0x1fff, e >> 20, &mut input)?;
-        next_lane(&mut states, lanes, &mut lane);
+        next_lane(&mut states, lanes);
         let remaining = bits - pos;
         if sym == model.buckets {
             if model.escape_len > remaining {
@@ -665,7 +665,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             let slot = x & (PROB_SCALE - 1);
             let f = 1u32 << (PROB_BITS - c);
             states[0] = decode_step(x, f, slot & (f - 1), &mut input)?;
-            next_lane(&mut states, lanes, &mut lane);
+            next_lane(&mut states, lanes);
             run += u64::from(slot / f) << shift;
             shift += c;
             width -= c;
@@ -735,6 +735,24 @@ mod tests {
                 "{got:?}"
             );
         }
+    }
+
+    #[test]
+    fn initial_states_below_l_are_refused_and_l_is_accepted() {
+        // One lane: the stream starts with the state as a little-endian u32.
+        let stream = |x: u32| x.to_le_bytes().to_vec();
+        let mut w = vec![0u64; 1];
+        assert_eq!(
+            decode_block(&stream(RANS_L - 1), 10, &mut w, 0),
+            Err(CoderError::BadState { offset: 0 })
+        );
+        // x = L satisfies I1. Its slot (0) is bucket 0 of the fair-coin
+        // model (f = 2048), so the next state is 2048·16 = 2^15 < L and needs
+        // the word after the state, which is missing.
+        assert_eq!(
+            decode_block(&stream(RANS_L), 10, &mut w, 0),
+            Err(CoderError::UnexpectedEnd { offset: 4 })
+        );
     }
 
     #[test]
