@@ -218,3 +218,87 @@ fn one_test_per_error_class() {
         Err(DecodeError::Payload { .. })
     ));
 }
+
+/// k is checked against the format's range (1..=64) before the caller's
+/// limit: a k the format allows but the limit does not is a limit error, a k
+/// the format never allows is an invalid field, whatever the limit.
+#[test]
+fn k_at_the_format_and_limit_boundaries() {
+    let frame = |k: u64| craft(0, 0, 16, k, 1, &[0, 0]);
+    let tight = DecodeLimits {
+        max_k: 8,
+        ..DecodeLimits::default()
+    };
+    assert!(
+        decode(&frame(64)).is_ok(),
+        "k = 64 is in the format's range"
+    );
+    assert!(matches!(
+        decode_with_limits(&frame(64), &tight),
+        Err(DecodeError::LimitExceeded {
+            what: "k",
+            requested: 64,
+            limit: 8
+        })
+    ));
+    assert!(matches!(
+        decode_with_limits(&frame(9), &tight),
+        Err(DecodeError::LimitExceeded { what: "k", .. })
+    ));
+    assert!(decode_with_limits(&frame(8), &tight).is_ok());
+    for k in [65, 1000] {
+        for limits in [tight, DecodeLimits::default()] {
+            assert!(matches!(
+                decode_with_limits(&frame(k), &limits),
+                Err(DecodeError::InvalidField { field: "k", .. })
+            ));
+        }
+    }
+}
+
+/// A header that stops inside a varint is truncated (more bytes may come);
+/// a varint that is malformed whatever follows is a bad varint.
+#[test]
+fn header_cut_inside_a_varint_is_truncated_not_malformed() {
+    // m = 300 takes two bytes (0xAC 0x02); cut after the first.
+    let full = craft(0, 0, 300, 2, 1, &[0; 38]);
+    let m_at = 7; // magic 2, version, type, scheme, flags, seed (1 byte)
+    assert_eq!(full[m_at], 0xAC);
+    let cut = &full[..m_at + 1];
+    assert_eq!(
+        decode(cut),
+        Err(DecodeError::Truncated {
+            needed: cut.len() as u64 + 1,
+            available: cut.len() as u64,
+        })
+    );
+    // Nine continuation bytes and the end: still possibly a valid varint.
+    let mut nine = full[..m_at].to_vec();
+    nine.extend_from_slice(&[0x80; 9]);
+    assert!(matches!(decode(&nine), Err(DecodeError::Truncated { .. })));
+    // Ten continuation bytes can never end a 64-bit varint.
+    let mut ten = full[..m_at].to_vec();
+    ten.extend_from_slice(&[0x80; 10]);
+    assert!(matches!(
+        decode(&ten),
+        Err(DecodeError::BadVarint { field: "m", .. })
+    ));
+    // A complete but over-long varint (0x80 0x00) is malformed even though
+    // the input ends right after it.
+    let mut overlong = full[..m_at].to_vec();
+    overlong.extend_from_slice(&[0x80, 0x00]);
+    assert!(matches!(
+        decode(&overlong),
+        Err(DecodeError::BadVarint {
+            offset: 7,
+            field: "m",
+            ..
+        })
+    ));
+    // A cut after a complete varint is truncated at the next field.
+    let after_m = &full[..m_at + 2];
+    assert!(matches!(
+        decode(after_m),
+        Err(DecodeError::Truncated { .. })
+    ));
+}

@@ -206,6 +206,19 @@ fn quantize(weights: &[u64]) -> [u32; MAX_BUCKETS + 1] {
 mod tests {
     use super::*;
 
+    #[test]
+    fn quantize_breaks_ties_toward_the_lowest_index() {
+        // Three weights of ⌊2^32/3⌋ round to 1365 each (sum 4095); the
+        // missing unit goes to the largest, the first of three equal ones.
+        let w = (1u64 << 32) / 3;
+        assert_eq!(&quantize(&[w, w, w])[..3], &[1366, 1365, 1365]);
+        // Four of ⌊2^32/3⌋ round to 1365 each (sum 5460): 1364 units come off
+        // one at a time, always from the currently largest, lowest first.
+        let f = quantize(&[w, w, w, w]);
+        assert_eq!(f[..4].iter().sum::<u32>(), PROB_SCALE);
+        assert_eq!(&f[..4], &[1024, 1024, 1024, 1024]);
+    }
+
     fn check(m: &Model) {
         let total: u32 = m.freq[..=m.buckets as usize]
             .iter()

@@ -357,3 +357,23 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     }
     Ok(header)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names are part of the CLI's JSON output (`cbloom inspect --json`;
+    /// tests/cli.rs checks them there too), so they are a contract.
+    #[test]
+    fn filter_type_names() {
+        let names = [
+            (FilterType::Raw, "raw"),
+            (FilterType::Coded, "coded"),
+            (FilterType::Delta, "delta"),
+            (FilterType::ConditionalDelta, "conditional-delta"),
+        ];
+        for (ty, name) in names {
+            assert_eq!(ty.name(), name);
+        }
+    }
+}
