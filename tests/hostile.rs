@@ -3,8 +3,8 @@
 
 use compressed_bloom::format::varint;
 use compressed_bloom::{
-    decode, decode_with_limits, encode, BloomFilter, DecodeError, DecodeLimits, FilterError,
-    FilterParams,
+    decode, decode_with_limits, encode, inspect, BloomFilter, DecodeError, DecodeLimits,
+    FilterError, FilterParams,
 };
 
 /// A frame with the given header fields and payload, and a correct CRC.
@@ -301,4 +301,61 @@ fn header_cut_inside_a_varint_is_truncated_not_malformed() {
         decode(after_m),
         Err(DecodeError::Truncated { .. })
     ));
+}
+
+/// The header's own payload-length floors for deltas (two 8-byte digests;
+/// for a conditional delta also two varints of at least one byte) and the
+/// frame-length limit, at their boundaries. `inspect` checks header and CRC
+/// only, so the frames need no valid payload beyond the floor.
+#[test]
+fn payload_floors_and_frame_limit_at_their_boundaries() {
+    let frame = |version: u8, ty: u8, payload_len: usize| {
+        let mut f = vec![0xCB, 0xF1, version, ty, 1, 0];
+        for v in [0, 64, 2, 1, payload_len as u64] {
+            varint::put(&mut f, v);
+        }
+        f.extend(std::iter::repeat_n(0u8, payload_len));
+        let crc = crc32c(&f);
+        f.extend_from_slice(&crc.to_le_bytes());
+        f
+    };
+    let limits = DecodeLimits::default();
+    for (version, ty, floor) in [(1u8, 2u8, 16usize), (2, 3, 18)] {
+        for len in 0..floor {
+            assert!(
+                matches!(
+                    inspect(&frame(version, ty, len), &limits),
+                    Err(DecodeError::InvalidField {
+                        field: "payload_len",
+                        ..
+                    })
+                ),
+                "type {ty}, payload {len}"
+            );
+        }
+        let at_floor = frame(version, ty, floor);
+        assert_eq!(
+            inspect(&at_floor, &limits).unwrap().payload_len,
+            floor as u64
+        );
+    }
+    // A frame exactly as long as max_frame_len is accepted; one byte over is not.
+    let good = frame(1, 0, 8);
+    let exact = DecodeLimits {
+        max_frame_len: good.len() as u64,
+        ..DecodeLimits::default()
+    };
+    assert!(decode_with_limits(&good, &exact).is_ok());
+    let under = DecodeLimits {
+        max_frame_len: good.len() as u64 - 1,
+        ..DecodeLimits::default()
+    };
+    assert_eq!(
+        decode_with_limits(&good, &under),
+        Err(DecodeError::LimitExceeded {
+            what: "frame length (bytes)",
+            requested: good.len() as u64,
+            limit: good.len() as u64 - 1,
+        })
+    );
 }
