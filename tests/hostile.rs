@@ -94,6 +94,26 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
     assert!(decode(&frame).is_ok());
+    // At the boundary: an empty filter whose ⌈m/8⌉ is an exact multiple r of
+    // its frame length is allowed with ratio r and refused with r − 1.
+    let (frame, ratio) = (8_000u64..)
+        .step_by(8)
+        .find_map(|m| {
+            let frame = encode(&BloomFilter::new(FilterParams::new(m, 2, 0)).unwrap());
+            let raw = m / 8;
+            let len = frame.len() as u64;
+            (raw % len == 0).then_some((frame, raw / len))
+        })
+        .unwrap();
+    let with = |r: u64| DecodeLimits {
+        max_expansion: Some(r),
+        ..DecodeLimits::default()
+    };
+    assert!(decode_with_limits(&frame, &with(ratio)).is_ok());
+    assert!(matches!(
+        decode_with_limits(&frame, &with(ratio - 1)),
+        Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
+    ));
 }
 
 #[test]
