@@ -756,6 +756,27 @@ mod tests {
     }
 
     #[test]
+    fn dense_patch_in_a_sparse_block() {
+        // The encoder's fast path flattens the ones of 16 words at a time;
+        // a sparse block (ones the minority, t = 0) with 16 or more words of
+        // all ones fills its whole batch buffer.
+        let bits = 1u64 << 16;
+        let mut w: Vec<u64> = (0..bits / 64)
+            .map(|i| 0x0101_0101_0101_0101u64.rotate_left(i as u32))
+            .collect();
+        for x in &mut w[512..512 + 20] {
+            *x = u64::MAX;
+        }
+        round_trip(&w, bits);
+        // The same with the patch straddling a batch boundary.
+        let mut w2: Vec<u64> = (0..bits / 64).map(|i| 1u64 << (i % 64)).collect();
+        for x in &mut w2[300..300 + 33] {
+            *x = u64::MAX;
+        }
+        round_trip(&w2, bits);
+    }
+
+    #[test]
     fn runs_ending_exactly_at_block_end() {
         // Sparse blocks whose last one is followed by a whole number of
         // escapes, for lane counts 1 and 4 and word-aligned ends: the final
