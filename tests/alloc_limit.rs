@@ -7,36 +7,9 @@ use compressed_bloom::format::varint;
 use compressed_bloom::{
     decode_with_limits, delta, encode, BloomFilter, DecodeLimits, FilterParams,
 };
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-
-struct Counting;
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = CURRENT.fetch_add(l.size(), SeqCst) + l.size();
-        PEAK.fetch_max(now, SeqCst);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        CURRENT.fetch_sub(l.size(), SeqCst);
-        unsafe { System.dealloc(p, l) }
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// Bytes allocated at the peak of `f`, above what was live before it.
-fn peak_of(f: impl FnOnce()) -> usize {
-    let base = CURRENT.load(SeqCst);
-    PEAK.store(base, SeqCst);
-    f();
-    PEAK.load(SeqCst) - base
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::peak_of;
 
 fn craft(ty: u8, m: u64, payload: &[u8]) -> Vec<u8> {
     let version = if ty == 3 { 2 } else { 1 };

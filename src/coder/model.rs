@@ -16,18 +16,6 @@
 //! with floor rounding, so every implementation builds bit-identical tables:
 //! `docs/FORMAT.md`, section "Model", is the normative description.
 
-// Decoding code: a stranger's bytes must never reach a panic.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 /// Frequencies sum to 2^PROB_BITS.
 pub(crate) const PROB_BITS: u32 = 12;
 /// Total frequency.

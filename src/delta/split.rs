@@ -8,18 +8,6 @@
 //! far fewer 1s than 0s), so coding them apart costs
 //! log2 C(m0, d0) + log2 C(m1, d1) bits instead of log2 C(m, d).
 
-// Decoding code: a stranger's bytes must never reach a panic.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 /// Which of the base's bits a part covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Side {

@@ -7,7 +7,8 @@
 //! the caller's [`DecodeLimits`], the declared lengths against the bytes
 //! present, and the checksum, and only then allocates and decodes.
 
-// Decoding code: a stranger's bytes must never reach a panic.
+// Decoding code: a stranger's bytes must never reach a panic. The lints
+// cover every submodule; docs/HARDENING.md lists the few `allow`s and why.
 #![cfg_attr(
     not(test),
     deny(

@@ -5,18 +5,6 @@
 //! bytes, the 10th byte at most 1, and no final 0x00 group after the first
 //! byte (so every frame has one byte sequence and one CRC).
 
-// Decoding code: a stranger's bytes must never reach a panic.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 /// Appends `v` to `out`.
 pub fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
