@@ -135,7 +135,7 @@ impl FrameHeader {
 
 /// Bytes a frame spends outside its payload, for the given fields.
 pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> usize {
-    // Six terms of at most 10 bytes each and two small constants: no overflow.
+    // Five varints of at most 10 bytes each and two small constants: no overflow.
     [
         FIXED_LEN,
         varint::len(seed),
