@@ -58,12 +58,18 @@ fn decode_encode_is_identity_and_never_larger_than_raw() {
     common::qc(200, 0x5EED_0001).quickcheck(prop as fn(AnyFilter) -> bool);
 }
 
+/// A filter (m, k, seed) holding the keys 0..n as little-endian u32s.
+fn filled(m: u64, k: u32, seed: u64, n: u32) -> BloomFilter {
+    let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
+    for i in 0..n {
+        f.insert(&i.to_le_bytes());
+    }
+    f
+}
+
 #[test]
 fn slice_and_buf_apis_agree() {
-    let mut f = BloomFilter::new(FilterParams::new(50_000, 3, 1)).unwrap();
-    for i in 0..3000u32 {
-        f.insert(&i.to_be_bytes());
-    }
+    let f = filled(50_000, 3, 1, 3000);
     let frame = encode(&f);
     let mut small = vec![0u8; frame.len() - 1];
     assert!(encode_into(&f, &mut small).is_err());
@@ -128,10 +134,7 @@ impl bytes::Buf for Trickle<'_> {
 #[test]
 fn chained_buffers_are_gathered_across_chunks() {
     use bytes::Buf;
-    let mut f = BloomFilter::new(FilterParams::new(30_000, 2, 4)).unwrap();
-    for i in 0..2000u32 {
-        f.insert(&i.to_le_bytes());
-    }
+    let f = filled(30_000, 2, 4, 2000);
     let frame = encode(&f);
     let limits = DecodeLimits::default();
     // Chunks shorter than the header, so the header itself is gathered.
@@ -162,10 +165,7 @@ fn chained_buffers_are_gathered_across_chunks() {
 
 #[test]
 fn buf_mut_output_must_have_room_for_the_whole_frame() {
-    let mut f = BloomFilter::new(FilterParams::new(20_000, 2, 9)).unwrap();
-    for i in 0..1000u32 {
-        f.insert(&i.to_le_bytes());
-    }
+    let f = filled(20_000, 2, 9, 1000);
     let frame = encode(&f);
     // `&mut [u8]` is a BufMut whose remaining_mut() is its length.
     let mut exact = vec![0u8; frame.len()];

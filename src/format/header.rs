@@ -146,7 +146,7 @@ pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> us
         CRC_LEN,
     ]
     .iter()
-    .fold(0usize, |sum, &x| sum.saturating_add(x))
+    .sum()
 }
 
 /// Appends a header to `out`.
