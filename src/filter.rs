@@ -91,6 +91,10 @@ pub enum FilterError {
         /// Parameters of the argument.
         right: FilterParams,
     },
+    /// A delta's update identity has seq 0; a delta produces version seq
+    /// from seq − 1, so seq is at least 1.
+    #[error("a delta's sequence number must be at least 1")]
+    InvalidSeq,
     /// A packed bit array has the wrong length for `m`.
     #[error("bit array is {actual} bytes, m = {m} bits needs exactly {expected}")]
     BitArrayLength {

@@ -72,7 +72,8 @@ pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
     decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, encode_to_buf,
-    inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError, FilterType, FrameHeader,
+    encode_with_identity, inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError,
+    FilterKind, FilterType, FrameHeader, UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};

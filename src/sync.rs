@@ -1,16 +1,41 @@
 //! Versions over time: a publisher that sends whichever is smaller, a delta
 //! or a full frame (and a full frame every N updates so receivers that missed
 //! something resynchronise), and a subscriber that applies frames in order and
-//! reports a gap instead of silently diverging.
+//! reports a gap, a stale frame or a wrong stream instead of silently
+//! diverging.
 //!
-//! Gaps are detected by content digest: a delta names the filter it applies
-//! to ([`crate::delta`]), so a missed, reordered or duplicated delta does not
-//! match the subscriber's current filter and is refused.
+//! Every frame a [`Publisher`] sends carries an update identity
+//! ([`UpdateId`]: stream, epoch, sequence number; docs/FORMAT.md section 5),
+//! and a [`Subscriber`] checks it before it decodes anything:
+//!
+//! * a delta applies only to the version it was made from (sequence s − 1
+//!   of the same epoch); a missed delta is a gap ([`SyncError::NeedFull`]),
+//!   a duplicated, replayed or late one is stale ([`SyncError::Stale`]),
+//!   including a replay after the filter returned to an earlier content
+//!   (A → B → A), which content digests alone cannot tell apart;
+//! * a full frame older than (or the same as) the held version is stale, so
+//!   a late full frame cannot roll the subscriber back;
+//! * a restarted publisher uses a larger epoch, and its first full frame
+//!   supersedes everything of the old epoch;
+//! * frames of another stream are refused ([`SyncError::WrongStream`]).
+//!
+//! On top of the order, a delta names the content digests of its base and
+//! result ([`crate::delta`]): the subscriber keeps the digest of the filter
+//! it holds, so a delta for another base is refused after the frame checks
+//! alone (work in proportion to the frame, not to m), and a result that does
+//! not match is never installed.
+//!
+//! Frames without an identity (format versions 1 and 2, or
+//! [`crate::encode`]) are still accepted by a subscriber that holds nothing
+//! or holds such a frame; ordered only by digests, they cannot detect an
+//! A → B → A replay or a late full frame. A subscriber that holds an
+//! identified version refuses unidentified frames
+//! ([`SyncError::Unordered`]).
 
 use crate::counting::CountingBloomFilter;
 use crate::delta;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
-use crate::format::{self, DecodeError, DecodeLimits};
+use crate::format::{self, DecodeError, DecodeLimits, UpdateId};
 use thiserror::Error;
 
 /// What a published frame is.
@@ -27,18 +52,22 @@ pub enum UpdateKind {
 pub struct Update {
     /// Full or delta.
     pub kind: UpdateKind,
+    /// The version this frame is (a full frame) or produces (a delta).
+    pub id: UpdateId,
     /// The frame to send.
     pub frame: Vec<u8>,
 }
 
 /// The sending side: a counting filter (so keys can be removed) whose bit
-/// view is published.
+/// view is published, each update numbered by an [`UpdateId`].
 #[derive(Clone, Debug)]
 pub struct Publisher {
     counts: CountingBloomFilter,
     last: Option<BloomFilter>,
     since_full: u32,
     full_every: u32,
+    /// The identity of the next update.
+    next: UpdateId,
 }
 
 impl Publisher {
@@ -46,14 +75,44 @@ impl Publisher {
     /// (counting from the first after a full frame) is forced to be full.
     /// `full_every = 1` sends only full frames.
     ///
+    /// It publishes stream 0, with the epoch taken from the clock
+    /// (microseconds since the Unix epoch), so a publisher restarted after
+    /// the clock moved on supersedes its earlier incarnation. Use
+    /// [`Publisher::with_identity`] to choose the stream, or to persist an
+    /// epoch counter instead of trusting the clock.
+    ///
     /// # Errors
     /// Parameters out of range.
     pub fn new(params: FilterParams, full_every: u32) -> Result<Self, FilterError> {
+        let epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        Self::with_identity(params, full_every, 0, epoch)
+    }
+
+    /// A publisher of stream `stream` in epoch `epoch`: its first update is
+    /// version `(epoch, 0)`. A publisher that restarts without its state
+    /// must use a larger epoch than any it used before, or subscribers
+    /// refuse its frames as stale.
+    ///
+    /// # Errors
+    /// Parameters out of range.
+    pub fn with_identity(
+        params: FilterParams,
+        full_every: u32,
+        stream: u64,
+        epoch: u64,
+    ) -> Result<Self, FilterError> {
         Ok(Publisher {
             counts: CountingBloomFilter::new(params)?,
             last: None,
             since_full: 0,
             full_every: full_every.max(1),
+            next: UpdateId {
+                stream,
+                epoch,
+                seq: 0,
+            },
         })
     }
 
@@ -72,22 +131,31 @@ impl Publisher {
         self.counts.to_bloom()
     }
 
+    /// The identity the next update will carry.
+    pub fn next_id(&self) -> UpdateId {
+        self.next
+    }
+
     /// The frame for the current state: the smaller of a delta against the
     /// last published version and a full frame, or a full frame when none was
     /// sent yet or `full_every` updates have passed since the last one.
     pub fn publish(&mut self) -> Update {
         let cur = self.counts.to_bloom();
-        let full = format::encode(&cur);
+        let id = self.next;
         let due = self.since_full + 1 >= self.full_every;
         let delta = match &self.last {
-            Some(last) if !due => delta::encode_delta(last, &cur).ok(),
+            Some(last) if !due && id.seq > 0 => {
+                delta::encode_delta_with_identity(last, &cur, id).ok()
+            }
             _ => None,
         };
+        let full = format::encode_with_identity(&cur, id);
         let update = match delta {
             Some(d) if d.len() < full.len() => {
                 self.since_full += 1;
                 Update {
                     kind: UpdateKind::Delta,
+                    id,
                     frame: d,
                 }
             }
@@ -95,75 +163,163 @@ impl Publisher {
                 self.since_full = 0;
                 Update {
                     kind: UpdateKind::Full,
+                    id,
                     frame: full,
                 }
             }
+        };
+        // Sequence numbers run out after 2^64 updates: move to the next
+        // epoch, whose first update (seq 0) is always a full frame.
+        self.next = match id.seq.checked_add(1) {
+            Some(seq) => UpdateId { seq, ..id },
+            None => UpdateId {
+                epoch: id.epoch.saturating_add(1),
+                seq: 0,
+                ..id
+            },
         };
         self.last = Some(cur);
         update
     }
 }
 
-/// Why a subscriber could not take a frame.
+/// Why a subscriber could not take a frame. On every error the held filter
+/// is unchanged.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SyncError {
     /// The frame is a delta that does not apply to what this subscriber holds
-    /// (an update was missed or reordered, or nothing was received yet). The
-    /// held filter is unchanged; wait for (or ask for) a full frame.
+    /// (an update was missed, or nothing was received yet, or its base
+    /// digest or parameters differ). Wait for (or ask for) a full frame.
     #[error("need a full frame: {reason}")]
     NeedFull {
         /// What did not match.
         reason: String,
+    },
+    /// The frame is a version this subscriber already has or has passed: a
+    /// duplicate, a replay or a late frame. Nothing to do.
+    #[error("stale frame: version {}.{} of stream {}, this subscriber holds {}.{}", got.epoch, got.seq, got.stream, held.epoch, held.seq)]
+    Stale {
+        /// The version held.
+        held: UpdateId,
+        /// The frame's identity.
+        got: UpdateId,
+    },
+    /// The frame belongs to another stream than the one followed.
+    #[error("frame of stream {found}, this subscriber follows stream {expected}")]
+    WrongStream {
+        /// The stream followed.
+        expected: u64,
+        /// The frame's stream.
+        found: u64,
+    },
+    /// The frame has no update identity, but the subscriber holds an
+    /// identified version: an unordered frame could roll it back.
+    #[error("frame has no update identity; this subscriber holds version {}.{} of stream {}", held.epoch, held.seq, held.stream)]
+    Unordered {
+        /// The version held.
+        held: UpdateId,
     },
     /// The frame itself is invalid.
     #[error(transparent)]
     Decode(#[from] DecodeError),
 }
 
+/// The filter a subscriber holds, its digest (kept so that a delta for
+/// another base is refused without hashing m bits) and its version.
+#[derive(Clone, Debug)]
+struct Held {
+    filter: BloomFilter,
+    digest: u64,
+    id: Option<UpdateId>,
+}
+
 /// The receiving side.
 #[derive(Clone, Debug, Default)]
 pub struct Subscriber {
-    filter: Option<BloomFilter>,
+    held: Option<Held>,
+    stream: Option<u64>,
     limits: DecodeLimits,
 }
 
 impl Subscriber {
-    /// A subscriber that decodes with `limits`.
+    /// A subscriber that decodes with `limits` and follows the stream of
+    /// the first identified full frame it takes.
     pub fn new(limits: DecodeLimits) -> Self {
         Subscriber {
-            filter: None,
+            held: None,
+            stream: None,
+            limits,
+        }
+    }
+
+    /// A subscriber that takes only frames of stream `stream`.
+    pub fn following(stream: u64, limits: DecodeLimits) -> Self {
+        Subscriber {
+            held: None,
+            stream: Some(stream),
             limits,
         }
     }
 
     /// The current filter, once a full frame has arrived.
     pub fn filter(&self) -> Option<&BloomFilter> {
-        self.filter.as_ref()
+        self.held.as_ref().map(|h| &h.filter)
     }
 
-    /// Takes the next frame. A full frame replaces the state; a delta is
-    /// applied only to the filter it was made from.
+    /// The version held, if the frame it came from carried an identity.
+    pub fn version(&self) -> Option<UpdateId> {
+        self.held.as_ref().and_then(|h| h.id)
+    }
+
+    /// Takes the next frame. A full frame replaces the state if it is newer;
+    /// a delta is applied only to the version it was made from.
+    ///
+    /// Cost: the frame checks (header, limits, CRC) are proportional to the
+    /// frame; a refused frame costs nothing more. A taken full frame costs
+    /// its decode and one hash of the new filter; a taken delta its decode
+    /// and one pass over m that builds the result and hashes it.
     ///
     /// # Errors
-    /// [`SyncError::NeedFull`] for a delta that does not fit the held filter;
-    /// [`SyncError::Decode`] for an invalid frame. The state is unchanged on
-    /// error.
+    /// [`SyncError::Stale`], [`SyncError::NeedFull`],
+    /// [`SyncError::WrongStream`], [`SyncError::Unordered`] as described in
+    /// the module docs; [`SyncError::Decode`] for an invalid frame. The state
+    /// is unchanged on error.
     pub fn receive(&mut self, frame: &[u8]) -> Result<UpdateKind, SyncError> {
-        // The header alone picks the path; decode and apply check the CRC
-        // (once) before using anything else.
-        let h = format::header::parse(frame, &self.limits)?;
-        if !h.filter_type.is_delta() {
-            self.filter = Some(format::decode_with_limits(frame, &self.limits)?);
+        let (h, payload, total) = format::checked_frame(frame, &self.limits)?;
+        if total < frame.len() {
+            return Err(DecodeError::TrailingBytes {
+                offset: total as u64,
+                count: frame.len().saturating_sub(total) as u64,
+            }
+            .into());
+        }
+        let is_delta = h.filter_type.is_delta();
+        self.check_order(h.identity, is_delta)?;
+        if !is_delta {
+            let filter = format::decode_full(&h, payload)?;
+            if self.stream.is_none() {
+                self.stream = h.identity.map(|id| id.stream);
+            }
+            self.held = Some(Held {
+                digest: delta::digest(&filter),
+                filter,
+                id: h.identity,
+            });
             return Ok(UpdateKind::Full);
         }
-        let Some(base) = self.filter.as_mut() else {
+        let Some(held) = self.held.as_mut() else {
             return Err(SyncError::NeedFull {
                 reason: "a delta arrived before any full frame".into(),
             });
         };
-        match delta::apply(base, frame, &self.limits) {
-            Ok(()) => Ok(UpdateKind::Delta),
+        let d = delta::delta_header(h, payload)?;
+        match delta::apply_checked(&mut held.filter, held.digest, frame, &d) {
+            Ok(digest) => {
+                held.digest = digest;
+                held.id = h.identity;
+                Ok(UpdateKind::Delta)
+            }
             Err(DecodeError::WrongBase { expected, actual }) => Err(SyncError::NeedFull {
                 reason: format!(
                     "the delta applies to filter {expected:016x}, this subscriber holds {actual:016x}"
@@ -174,5 +330,46 @@ impl Subscriber {
             }),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The ordering rules of docs/FORMAT.md section 5, checked before the
+    /// payload is decoded.
+    fn check_order(&self, got: Option<UpdateId>, is_delta: bool) -> Result<(), SyncError> {
+        let held = self.held.as_ref().and_then(|h| h.id);
+        let Some(got) = got else {
+            return match held {
+                Some(held) => Err(SyncError::Unordered { held }),
+                None => Ok(()),
+            };
+        };
+        if let Some(expected) = self.stream {
+            if got.stream != expected {
+                return Err(SyncError::WrongStream {
+                    expected,
+                    found: got.stream,
+                });
+            }
+        }
+        let Some(held) = held else {
+            // Nothing held, or an unidentified version: digests decide.
+            return Ok(());
+        };
+        if got.version() <= held.version() {
+            return Err(SyncError::Stale { held, got });
+        }
+        if is_delta && (got.epoch != held.epoch || got.seq != held.seq.saturating_add(1)) {
+            return Err(SyncError::NeedFull {
+                reason: format!(
+                    "gap: the delta turns version {}.{} into {}.{}, this subscriber holds {}.{}",
+                    got.epoch,
+                    got.seq.saturating_sub(1),
+                    got.epoch,
+                    got.seq,
+                    held.epoch,
+                    held.seq
+                ),
+            });
+        }
+        Ok(())
     }
 }

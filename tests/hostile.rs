@@ -142,8 +142,8 @@ fn one_test_per_error_class() {
         })
     ));
     assert!(matches!(
-        decode(&with(2, 3)),
-        Err(DecodeError::UnsupportedVersion { version: 3 })
+        decode(&with(2, 4)),
+        Err(DecodeError::UnsupportedVersion { version: 4 })
     ));
     assert!(matches!(
         decode(&with(2, 0)),

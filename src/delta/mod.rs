@@ -20,44 +20,74 @@ mod split;
 
 use crate::coder;
 use crate::filter::{zeroed_words, BloomFilter, FilterError};
-use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader};
+use crate::format::header::HeaderFields;
+use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
 use xxhash_rust::xxh3::Xxh3Default;
 
 /// Bytes of the two digests at the front of a delta payload.
-pub const DIGESTS_LEN: usize = 16;
+pub const DIGESTS_LEN: usize = format::header::DELTA_MIN_PAYLOAD as usize;
 
 /// Smallest conditional delta payload: the digests and two one-byte varints.
-pub const CONDITIONAL_MIN_PAYLOAD: usize = DIGESTS_LEN + 2;
+pub const CONDITIONAL_MIN_PAYLOAD: usize =
+    format::header::CONDITIONAL_DELTA_MIN_PAYLOAD as usize;
 
 /// The content digest of a filter: XXH3-64 (seed 0) of the hash scheme id
 /// (1 byte), the varints seed, m and k, then the packed bit array (⌈m/8⌉
 /// bytes). The key count n is metadata and not part of it.
 pub fn digest(f: &BloomFilter) -> u64 {
-    let p = f.params();
-    let mut h = Xxh3Default::new();
-    let mut head = vec![p.scheme.id()];
-    for v in [p.seed, p.m, u64::from(p.k)] {
-        varint::put(&mut head, v);
+    let mut d = Digester::new(f.params());
+    for chunk in f.as_words().chunks(Digester::CHUNK_WORDS) {
+        d.update(chunk);
     }
-    h.update(&head);
-    let byte_len = p.byte_len() as usize;
-    let mut buf = [0u8; 8 * 512];
-    let mut left = byte_len;
-    for chunk in f.as_words().chunks(512) {
-        for (slot, w) in buf.chunks_exact_mut(8).zip(chunk) {
-            slot.copy_from_slice(&w.to_le_bytes());
+    d.finish()
+}
+
+/// The digest of a filter computed word chunk by word chunk, so a caller
+/// that produces the words (applying a delta) hashes each chunk while it is
+/// in cache, in the same pass.
+struct Digester {
+    h: Xxh3Default,
+    /// Bytes of the packed array still to hash (the last word may hold
+    /// bytes past ⌈m/8⌉, which are not hashed).
+    left: usize,
+}
+
+impl Digester {
+    /// Words per chunk that callers feed at a time (any size works).
+    const CHUNK_WORDS: usize = 512;
+
+    fn new(p: &crate::FilterParams) -> Self {
+        let mut h = Xxh3Default::new();
+        let mut head = vec![p.scheme.id()];
+        for v in [p.seed, p.m, u64::from(p.k)] {
+            varint::put(&mut head, v);
         }
-        // The last chunk may be short, and the last word may hold bytes
-        // past ⌈m/8⌉: hash only what is left of the packed array.
-        let bytes = buf
-            .get(..chunk.len().saturating_mul(8).min(left))
-            .unwrap_or_default();
-        h.update(bytes);
-        left = left.saturating_sub(bytes.len());
+        h.update(&head);
+        Digester {
+            h,
+            left: p.byte_len() as usize,
+        }
     }
-    h.digest()
+
+    fn update(&mut self, words: &[u64]) {
+        let mut buf = [0u8; 8 * Self::CHUNK_WORDS];
+        for chunk in words.chunks(Self::CHUNK_WORDS) {
+            for (slot, w) in buf.chunks_exact_mut(8).zip(chunk) {
+                slot.copy_from_slice(&w.to_le_bytes());
+            }
+            let bytes = buf
+                .get(..chunk.len().saturating_mul(8).min(self.left))
+                .unwrap_or_default();
+            self.h.update(bytes);
+            self.left = self.left.saturating_sub(bytes.len());
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.h.digest()
+    }
 }
 
 /// A delta frame's header and digests.
@@ -114,10 +144,15 @@ impl PartLayout {
 struct Change {
     xor: Vec<u64>,
     digests: Vec<u8>,
+    identity: Option<UpdateId>,
 }
 
 impl Change {
-    fn new(old: &BloomFilter, new: &BloomFilter) -> Result<Self, FilterError> {
+    fn new(
+        old: &BloomFilter,
+        new: &BloomFilter,
+        identity: Option<UpdateId>,
+    ) -> Result<Self, FilterError> {
         if old.params() != new.params() {
             return Err(FilterError::ParamsMismatch {
                 left: *old.params(),
@@ -133,14 +168,18 @@ impl Change {
         let mut digests = Vec::with_capacity(DIGESTS_LEN);
         digests.extend_from_slice(&digest(old).to_le_bytes());
         digests.extend_from_slice(&digest(new).to_le_bytes());
-        Ok(Change { xor, digests })
+        Ok(Change {
+            xor,
+            digests,
+            identity,
+        })
     }
 
     /// The type 2 frame: digests, then the XOR coded alone.
     fn plain(&self, new: &BloomFilter) -> Vec<u8> {
         let mut payload = self.digests.clone();
         coder::encode(&self.xor, new.m(), &mut payload);
-        format::frame_bytes(new.params(), new.len(), FilterType::Delta, &payload)
+        format::frame_bytes(new.params(), new.len(), &self.fields(FilterType::Delta), &payload)
     }
 
     /// The type 3 frame: digests, base_ones, zeros_len, then the XOR bits at
@@ -165,9 +204,27 @@ impl Change {
         format::frame_bytes(
             new.params(),
             new.len(),
-            FilterType::ConditionalDelta,
+            &self.fields(FilterType::ConditionalDelta),
             &payload,
         )
+    }
+
+    fn fields(&self, ty: FilterType) -> HeaderFields {
+        HeaderFields {
+            identity: self.identity,
+            ..HeaderFields::plain(ty)
+        }
+    }
+
+    /// The smaller of the two delta types (the conditional one on ties).
+    fn smallest(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
+        let cond = self.conditional(old, new);
+        let plain = self.plain(new);
+        if plain.len() < cond.len() {
+            plain
+        } else {
+            cond
+        }
     }
 }
 
@@ -197,14 +254,25 @@ impl Change {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_delta(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
-    let change = Change::new(old, new)?;
-    let cond = change.conditional(old, new);
-    let plain = change.plain(new);
-    Ok(if plain.len() < cond.len() {
-        plain
-    } else {
-        cond
-    })
+    Ok(Change::new(old, new, None)?.smallest(old, new))
+}
+
+/// As [`encode_delta`], in a version-3 frame that carries the update
+/// identity `id` of the version it produces (docs/FORMAT.md section 5): the
+/// delta turns version `id.seq − 1` of the stream into `id.seq`.
+///
+/// # Errors
+/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme
+/// differ; [`FilterError::InvalidSeq`] if `id.seq` is 0.
+pub fn encode_delta_with_identity(
+    old: &BloomFilter,
+    new: &BloomFilter,
+    id: UpdateId,
+) -> Result<Vec<u8>, FilterError> {
+    if id.seq == 0 {
+        return Err(FilterError::InvalidSeq);
+    }
+    Ok(Change::new(old, new, Some(id))?.smallest(old, new))
 }
 
 /// Encodes the conditional delta (type 3, format version 2) that turns `old`
@@ -217,7 +285,7 @@ pub fn encode_delta_conditional(
     old: &BloomFilter,
     new: &BloomFilter,
 ) -> Result<Vec<u8>, FilterError> {
-    Ok(Change::new(old, new)?.conditional(old, new))
+    Ok(Change::new(old, new, None)?.conditional(old, new))
 }
 
 /// Encodes the plain delta (type 2, format version 1) that turns `old` into
@@ -227,7 +295,7 @@ pub fn encode_delta_conditional(
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
 pub fn encode_delta_plain(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
-    Ok(Change::new(old, new)?.plain(new))
+    Ok(Change::new(old, new, None)?.plain(new))
 }
 
 /// Parses and checks a delta frame (header, limits, lengths, CRC, and for a
@@ -243,6 +311,11 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
             count: data.len().saturating_sub(total) as u64,
         });
     }
+    delta_header(h, payload)
+}
+
+/// The delta header of a frame whose header and CRC are checked.
+pub(crate) fn delta_header(h: FrameHeader, payload: &[u8]) -> Result<DeltaHeader, DecodeError> {
     if !h.filter_type.is_delta() {
         return Err(DecodeError::WrongFrameType {
             found: h.filter_type,
@@ -458,8 +531,14 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
     Ok(DeltaSummary { header: d, parts })
 }
 
-/// Checks that `base` is the filter the delta names, then decodes the XOR.
-fn checked_xor(base: &BloomFilter, data: &[u8], d: &DeltaHeader) -> Result<Vec<u64>, DecodeError> {
+/// Checks that `base` (whose digest is `base_digest`) is the filter the
+/// delta names, then decodes the XOR.
+fn checked_xor(
+    base: &BloomFilter,
+    base_digest: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+) -> Result<Vec<u64>, DecodeError> {
     let h = &d.frame;
     if h.params != *base.params() {
         return Err(DecodeError::ParamsMismatch {
@@ -467,11 +546,10 @@ fn checked_xor(base: &BloomFilter, data: &[u8], d: &DeltaHeader) -> Result<Vec<u
             filter: *base.params(),
         });
     }
-    let actual = digest(base);
-    if actual != d.base_digest {
+    if base_digest != d.base_digest {
         return Err(DecodeError::WrongBase {
             expected: d.base_digest,
-            actual,
+            actual: base_digest,
         });
     }
     let Some(layout) = d.parts else {
@@ -510,7 +588,7 @@ pub fn decode_xor(
     limits: &DecodeLimits,
 ) -> Result<(DeltaHeader, BloomFilter), DecodeError> {
     let d = inspect_delta(data, limits)?;
-    let words = checked_xor(base, data, &d)?;
+    let words = checked_xor(base, digest(base), data, &d)?;
     Ok((
         d,
         BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words),
@@ -520,6 +598,11 @@ pub fn decode_xor(
 /// Applies a delta frame (either type) to `base`. On success `base` is the
 /// filter the delta produces (its digest verified); on any error `base` is
 /// unchanged.
+///
+/// This hashes `base` (⌈m/8⌉ bytes) to check that the delta applies to it.
+/// A receiver that keeps the digest of the filter it holds should call
+/// [`apply_with_digest`], which refuses a delta for another base without
+/// reading the base.
 ///
 /// Memory: the result's bit array, plus for a conditional delta one coder
 /// block (1 MiB at most) while it decodes.
@@ -535,19 +618,81 @@ pub fn apply(
     data: &[u8],
     limits: &DecodeLimits,
 ) -> Result<(), DecodeError> {
+    // Check the frame before hashing the base: a bad frame costs no pass
+    // over m.
     let d = inspect_delta(data, limits)?;
-    let mut words = checked_xor(base, data, &d)?;
-    for (w, b) in words.iter_mut().zip(base.as_words()) {
-        *w ^= b;
+    let base_digest = digest(base);
+    apply_checked(base, base_digest, data, &d).map(|_| ())
+}
+
+/// Applies a delta frame to `base`, whose digest ([`digest`]) the caller
+/// keeps as `base_digest`; returns the new filter's digest, to keep for the
+/// next delta. A delta for another base is refused after the frame checks
+/// alone (header, limits, CRC: work proportional to the frame), without
+/// reading the base. The result's digest is computed in the same pass that
+/// builds the result.
+///
+/// If `base_digest` is not the digest of `base`, a delta for the filter
+/// `base_digest` names may be applied to `base`; the result then differs
+/// from the one the frame names and is refused with
+/// [`DecodeError::ResultMismatch`] (unless 64-bit digests collide).
+///
+/// # Errors
+/// As [`apply`]; on any error `base` is unchanged.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::{delta, BloomFilter, FilterParams};
+/// let p = FilterParams::new(10_000, 2, 0);
+/// let (mut a, mut b) = (BloomFilter::new(p)?, BloomFilter::new(p)?);
+/// a.insert(b"x");
+/// b.insert(b"y");
+/// let frame = delta::encode_delta(&a, &b)?;
+/// let mut held = a.clone();
+/// let mut held_digest = delta::digest(&held);      // computed once
+/// held_digest = delta::apply_with_digest(&mut held, held_digest, &frame, &Default::default())?;
+/// assert_eq!((held_digest, &held), (delta::digest(&b), &b));
+/// // Replaying it now names a base this receiver no longer holds: refused in O(frame).
+/// assert!(delta::apply_with_digest(&mut held, held_digest, &frame, &Default::default()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn apply_with_digest(
+    base: &mut BloomFilter,
+    base_digest: u64,
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<u64, DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    apply_checked(base, base_digest, data, &d)
+}
+
+/// Applies the delta `d` (of the checked frame `data`) to `base`, whose
+/// digest is `base_digest`; returns the result's digest.
+pub(crate) fn apply_checked(
+    base: &mut BloomFilter,
+    base_digest: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+) -> Result<u64, DecodeError> {
+    let mut words = checked_xor(base, base_digest, data, d)?;
+    // One pass: XOR a chunk into the result and hash it while it is cached.
+    let mut digester = Digester::new(&d.frame.params);
+    for (chunk, b) in words
+        .chunks_mut(Digester::CHUNK_WORDS)
+        .zip(base.as_words().chunks(Digester::CHUNK_WORDS))
+    {
+        for (w, b) in chunk.iter_mut().zip(b) {
+            *w ^= b;
+        }
+        digester.update(chunk);
     }
-    let result = BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words);
-    let got = digest(&result);
+    let got = digester.finish();
     if got != d.result_digest {
         return Err(DecodeError::ResultMismatch {
             expected: d.result_digest,
             actual: got,
         });
     }
-    *base = result;
-    Ok(())
+    *base = BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words);
+    Ok(got)
 }

@@ -29,7 +29,7 @@ pub enum DecodeError {
         found: [u8; 2],
     },
     /// A format version this crate does not read.
-    #[error("unsupported format version {version} (this build reads versions 1 and 2)")]
+    #[error("unsupported format version {version} (this build reads versions 1 to 3)")]
     UnsupportedVersion {
         /// The version byte.
         version: u8,
@@ -47,6 +47,23 @@ pub enum DecodeError {
     UnknownHashScheme {
         /// The scheme byte.
         id: u8,
+    },
+    /// A version-3 frame of a filter kind this build does not support (or
+    /// an unassigned kind id). Nothing was allocated.
+    #[error("unsupported filter kind {id}{}", name.map(|n| format!(" ({n})")).unwrap_or_else(|| " (unassigned)".into()))]
+    UnsupportedKind {
+        /// The kind byte.
+        id: u8,
+        /// The name the format assigns to the id, if any.
+        name: Option<&'static str>,
+    },
+    /// A version-3 metadata record with a tag this build does not know.
+    #[error("unknown metadata tag {tag} at byte {offset}")]
+    UnknownMetadata {
+        /// Byte offset of the tag.
+        offset: usize,
+        /// The tag.
+        tag: u64,
     },
     /// Reserved bits are set.
     #[error("reserved bits set at byte {offset}: {value:#04x}")]

@@ -1,17 +1,22 @@
-//! The frame header (`docs/FORMAT.md`, section "Frame"). Versions 1 and 2
-//! share it; version 2 adds filter type 3.
+//! The frame header (`docs/FORMAT.md`, section 2). Versions 1 and 2
+//! share one layout (version 2 adds filter type 3); version 3 adds the kind
+//! byte, the update identity and metadata records.
 //!
 //! ```text
 //! offset  size  field
 //! 0       2     magic 0xCB 0xF1
-//! 2       1     format version (1 or 2: the lowest that defines the type)
+//! 2       1     format version (1, 2 or 3: the lowest that defines what
+//!               the frame uses)
 //! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta)
 //! 4       1     hash scheme id (1)
-//! 5       1     flags (reserved, must be 0)
-//! 6       var   seed        (LEB128)
+//! 5       1     flags (v1, v2: must be 0; v3: 0x01 identity, 0x02 metadata)
+//! 6       1     kind (version 3 only; 0 standard)
+//! 6 or 7  var   seed        (LEB128)
 //!         var   m           (LEB128, bits)
 //!         var   k           (LEB128)
 //!         var   n           (LEB128, keys)
+//!         var   stream, epoch, seq  (v3 with the identity flag)
+//!         var   meta_len, records   (v3 with the metadata flag)
 //!         var   payload_len (LEB128, bytes)
 //!         ...   payload
 //!         4     CRC-32C of every preceding byte of the frame (LE)
@@ -20,21 +25,35 @@
 use super::error::DecodeError;
 use super::limits::DecodeLimits;
 use super::varint;
-use crate::filter::{FilterParams, MAX_K};
+use crate::filter::{FilterParams, MAX_K, MAX_M};
 use crate::hash::HashScheme;
 
 /// The two magic bytes that open every frame.
 pub const MAGIC: [u8; 2] = [0xCB, 0xF1];
 /// The newest format version this crate reads and writes. A frame carries the
-/// lowest version that defines its filter type ([`FilterType::min_version`]),
-/// so full frames and plain deltas stay readable by version-1 decoders.
-pub const VERSION: u8 = 2;
+/// lowest version that defines what it uses ([`FrameHeader::version`]), so
+/// full frames and plain deltas without an update identity stay readable by
+/// version-1 decoders.
+pub const VERSION: u8 = 3;
 /// The oldest format version this crate reads.
 pub const MIN_VERSION: u8 = 1;
-/// Bytes before the first varint.
+/// Bytes before the first varint in versions 1 and 2.
 pub const FIXED_LEN: usize = 6;
+/// Bytes before the first varint in version 3 (the kind byte is added).
+pub const FIXED_LEN_V3: usize = 7;
 /// Bytes of the trailing checksum.
 pub const CRC_LEN: usize = 4;
+/// Largest `meta_len` of a version-3 frame (docs/FORMAT.md, section 6).
+pub const MAX_META_LEN: u64 = 4096;
+/// Longest possible header: the fixed bytes, eight varints of at most 10
+/// bytes (seed, m, k, n, stream, epoch, seq, payload_len), `meta_len`'s
+/// varint and the records.
+pub const MAX_HEADER_LEN: usize = FIXED_LEN_V3 + 9 * 10 + MAX_META_LEN as usize;
+
+/// Version-3 flag bit: the update identity follows n.
+const FLAG_IDENTITY: u8 = 0x01;
+/// Version-3 flag bit: metadata records follow.
+const FLAG_METADATA: u8 = 0x02;
 
 /// How the payload represents the bit array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,7 +100,7 @@ impl FilterType {
     }
 
     /// The first format version that defines this type; frames of this type
-    /// carry it in their version byte.
+    /// without version-3 features carry it in their version byte.
     pub const fn min_version(self) -> u8 {
         match self {
             FilterType::Raw | FilterType::Coded | FilterType::Delta => 1,
@@ -106,20 +125,124 @@ impl FilterType {
     }
 }
 
+/// The filter's kind: its array, its hash functions and how the receiver
+/// holds it (the version-3 kind byte; versions 1 and 2 hold only
+/// [`FilterKind::Standard`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FilterKind {
+    /// The bit array of docs/FORMAT.md section 1: k positions per key in one
+    /// m-bit array. Wire id 0.
+    Standard,
+}
+
+impl FilterKind {
+    /// Wire id.
+    pub const fn id(self) -> u8 {
+        match self {
+            FilterKind::Standard => 0,
+        }
+    }
+
+    /// The kind with wire id `id`, if this build supports it.
+    pub const fn from_id(id: u8) -> Option<Self> {
+        match id {
+            0 => Some(FilterKind::Standard),
+            _ => None,
+        }
+    }
+
+    /// Lower-case name used by the CLI and JSON output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FilterKind::Standard => "standard",
+        }
+    }
+
+    /// The name the format assigns to kind id `id`, whether or not this
+    /// build supports it (for error messages).
+    pub const fn assigned_name(id: u8) -> Option<&'static str> {
+        match id {
+            0 => Some("standard"),
+            1 => Some("counting"),
+            2 => Some("partitioned"),
+            3 => Some("scalable"),
+            4 => Some("sparse"),
+            _ => None,
+        }
+    }
+}
+
+/// Where a version of a published filter stands in its publisher's history
+/// (docs/FORMAT.md section 5): versions are ordered by `(epoch, seq)` within
+/// a `stream`. A full frame is version `seq`; a delta turns version
+/// `seq − 1` into `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UpdateId {
+    /// Which published filter (chosen by the application).
+    pub stream: u64,
+    /// The publisher's incarnation: larger after a restart.
+    pub epoch: u64,
+    /// The version's number within the epoch.
+    pub seq: u64,
+}
+
+impl UpdateId {
+    /// `(epoch, seq)`, the order of versions within a stream.
+    pub const fn version(&self) -> (u64, u64) {
+        (self.epoch, self.seq)
+    }
+}
+
+/// What a frame's header says beyond the filter's parameters: its coding,
+/// kind and update identity (the fields an encoder chooses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HeaderFields {
+    pub(crate) filter_type: FilterType,
+    pub(crate) kind: FilterKind,
+    pub(crate) identity: Option<UpdateId>,
+}
+
+impl HeaderFields {
+    /// A standard filter's frame of `filter_type` without an identity.
+    pub(crate) const fn plain(filter_type: FilterType) -> Self {
+        HeaderFields {
+            filter_type,
+            kind: FilterKind::Standard,
+            identity: None,
+        }
+    }
+
+    /// The lowest version that defines everything these fields use.
+    pub(crate) const fn version(&self) -> u8 {
+        if self.identity.is_some() || !matches!(self.kind, FilterKind::Standard) {
+            3
+        } else {
+            self.filter_type.min_version()
+        }
+    }
+}
+
 /// A parsed, validated frame header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
-    /// Format version (1 or 2).
+    /// Format version (1, 2 or 3).
     pub version: u8,
     /// Payload representation.
     pub filter_type: FilterType,
+    /// The filter's kind ([`FilterKind::Standard`] in versions 1 and 2).
+    pub kind: FilterKind,
     /// m, k, seed and hash scheme.
     pub params: FilterParams,
     /// Declared number of keys.
     pub n: u64,
+    /// The update identity, if the frame carries one (version 3).
+    pub identity: Option<UpdateId>,
+    /// Frame offset and length of the metadata records (version 3), if any.
+    pub metadata: Option<(usize, usize)>,
     /// Payload length in bytes.
     pub payload_len: u64,
-    /// Header length in bytes (fixed part plus varints).
+    /// Header length in bytes (fixed part plus varints and records).
     pub header_len: usize,
 }
 
@@ -133,7 +256,8 @@ impl FrameHeader {
     }
 }
 
-/// Bytes a frame spends outside its payload, for the given fields.
+/// Bytes a frame without an update identity spends outside its payload, for
+/// the given fields.
 pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> usize {
     // Five varints of at most 10 bytes each and two small constants: no overflow.
     [
@@ -149,31 +273,91 @@ pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> us
     .sum()
 }
 
+/// Bytes the version-3 header adds for `fields` over [`frame_overhead`]:
+/// the kind byte and the identity's varints, if it is a version-3 frame.
+pub(crate) fn v3_extra(fields: &HeaderFields) -> usize {
+    if fields.version() < 3 {
+        return 0;
+    }
+    let id = fields
+        .identity
+        .map_or(0, |i| varint::len(i.stream) + varint::len(i.epoch) + varint::len(i.seq));
+    1 + id
+}
+
 /// Appends a header to `out`.
 pub(crate) fn write(
     out: &mut Vec<u8>,
-    filter_type: FilterType,
+    fields: &HeaderFields,
     params: &FilterParams,
     n: u64,
     payload_len: u64,
 ) {
+    let version = fields.version();
     out.extend_from_slice(&MAGIC);
-    out.push(filter_type.min_version());
-    out.push(filter_type.id());
+    out.push(version);
+    out.push(fields.filter_type.id());
     out.push(params.scheme.id());
-    out.push(0);
+    if version >= 3 {
+        out.push(if fields.identity.is_some() {
+            FLAG_IDENTITY
+        } else {
+            0
+        });
+        out.push(fields.kind.id());
+    } else {
+        out.push(0);
+    }
     varint::put(out, params.seed);
     varint::put(out, params.m);
     varint::put(out, u64::from(params.k));
     varint::put(out, n);
+    if let Some(id) = fields.identity {
+        varint::put(out, id.stream);
+        varint::put(out, id.epoch);
+        varint::put(out, id.seq);
+    }
     varint::put(out, payload_len);
+}
+
+/// Reads the header's varints in wire order from a cursor, reporting where
+/// each field starts.
+struct Fields<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Fields<'_> {
+    fn next(&mut self, field: &'static str) -> Result<(u64, usize), DecodeError> {
+        let data = self.data;
+        let start = self.at;
+        let rest = data.get(start..).unwrap_or(&[]);
+        let (v, used) = varint::get(rest).map_err(|reason| {
+            if rest.len() < 10 && rest.iter().all(|b| b & 0x80 != 0) {
+                DecodeError::Truncated {
+                    needed: (data.len() as u64).saturating_add(1),
+                    available: data.len() as u64,
+                }
+            } else {
+                DecodeError::BadVarint {
+                    offset: start,
+                    field,
+                    reason,
+                }
+            }
+        })?;
+        // used <= rest.len() = data.len() - at: at stays within data.
+        self.at = start.saturating_add(used);
+        Ok((v, start))
+    }
 }
 
 /// Parses and validates the header at the front of `data` against `limits`.
 /// Does not look at the payload or the checksum.
 ///
 /// # Errors
-/// The first problem found, in wire order, as a [`DecodeError`].
+/// The first problem found, in the order of docs/FORMAT.md section 2.3, as a
+/// [`DecodeError`].
 pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
     let byte = |i: usize| {
         data.get(i).copied().ok_or(DecodeError::Truncated {
@@ -196,69 +380,82 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     let scheme =
         HashScheme::from_id(scheme_id).ok_or(DecodeError::UnknownHashScheme { id: scheme_id })?;
     let flags = byte(5)?;
-    if flags != 0 {
+    let allowed = if version >= 3 {
+        FLAG_IDENTITY | FLAG_METADATA
+    } else {
+        0
+    };
+    if flags & !allowed != 0 {
         return Err(DecodeError::ReservedBits {
             offset: 5,
             value: flags,
         });
     }
-    let mut at = FIXED_LEN;
-    let mut next = |field: &'static str| -> Result<(u64, usize), DecodeError> {
-        let start = at;
-        let rest = data.get(at..).unwrap_or(&[]);
-        let (v, used) = varint::get(rest).map_err(|reason| {
-            if rest.len() < 10 && rest.iter().all(|b| b & 0x80 != 0) {
-                DecodeError::Truncated {
-                    needed: (data.len() as u64).saturating_add(1),
-                    available: data.len() as u64,
-                }
-            } else {
-                DecodeError::BadVarint {
-                    offset: start,
-                    field,
-                    reason,
-                }
-            }
+    let (kind, fixed) = if version >= 3 {
+        let id = byte(6)?;
+        let kind = FilterKind::from_id(id).ok_or(DecodeError::UnsupportedKind {
+            id,
+            name: FilterKind::assigned_name(id),
         })?;
-        // used <= rest.len() = data.len() - at: at stays within data.
-        at = at.saturating_add(used);
-        Ok((v, start))
+        (kind, FIXED_LEN_V3)
+    } else {
+        (FilterKind::Standard, FIXED_LEN)
     };
-    let (seed, _) = next("seed")?;
-    let (m, m_at) = next("m")?;
-    let (k, k_at) = next("k")?;
-    let (n, _) = next("n")?;
-    let (payload_len, len_at) = next("payload_len")?;
-    let header_len = at;
+    let mut cur = Fields { data, at: fixed };
+    let (seed, _) = cur.next("seed")?;
+    let (m, m_at) = cur.next("m")?;
+    let (k, k_at) = cur.next("k")?;
+    let (n, _) = cur.next("n")?;
+    let mut identity = None;
+    let mut seq_at = 0;
+    if flags & FLAG_IDENTITY != 0 {
+        let (stream, _) = cur.next("stream")?;
+        let (epoch, _) = cur.next("epoch")?;
+        let (seq, at) = cur.next("seq")?;
+        seq_at = at;
+        identity = Some(UpdateId { stream, epoch, seq });
+    }
+    let mut metadata = None;
+    if flags & FLAG_METADATA != 0 {
+        metadata = Some(records(&mut cur)?);
+    }
+    let (payload_len, len_at) = cur.next("payload_len")?;
+    let header_len = cur.at;
 
-    if m == 0 || m > limits.max_m {
-        return Err(if m == 0 {
-            DecodeError::InvalidField {
-                offset: m_at,
-                field: "m",
-                reason: "a filter has at least one bit",
-            }
-        } else {
-            DecodeError::LimitExceeded {
-                what: "m (bits)",
-                requested: m,
-                limit: limits.max_m,
-            }
+    // The format's own ranges first, whatever the limits say.
+    if m == 0 || m > MAX_M {
+        return Err(DecodeError::InvalidField {
+            offset: m_at,
+            field: "m",
+            reason: "m must be in 1..=2^56",
         });
     }
-    if k == 0 || k > u64::from(MAX_K.min(limits.max_k)) {
-        return Err(if k == 0 || k > u64::from(MAX_K) {
-            DecodeError::InvalidField {
-                offset: k_at,
-                field: "k",
-                reason: "k must be in 1..=64",
-            }
-        } else {
-            DecodeError::LimitExceeded {
-                what: "k",
-                requested: k,
-                limit: u64::from(limits.max_k),
-            }
+    if k == 0 || k > u64::from(MAX_K) {
+        return Err(DecodeError::InvalidField {
+            offset: k_at,
+            field: "k",
+            reason: "k must be in 1..=64",
+        });
+    }
+    if m > limits.max_m {
+        return Err(DecodeError::LimitExceeded {
+            what: "m (bits)",
+            requested: m,
+            limit: limits.max_m,
+        });
+    }
+    if k > u64::from(limits.max_k) {
+        return Err(DecodeError::LimitExceeded {
+            what: "k",
+            requested: k,
+            limit: u64::from(limits.max_k),
+        });
+    }
+    if filter_type.is_delta() && identity.is_some_and(|id| id.seq == 0) {
+        return Err(DecodeError::InvalidField {
+            offset: seq_at,
+            field: "seq",
+            reason: "a delta produces version seq from seq - 1, so seq is at least 1",
         });
     }
     let params = FilterParams {
@@ -286,16 +483,14 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
                 reason: "a coded payload must be shorter than the raw bit array",
             });
         }
-        FilterType::Delta if payload_len < crate::delta::DIGESTS_LEN as u64 => {
+        FilterType::Delta if payload_len < DELTA_MIN_PAYLOAD => {
             return Err(DecodeError::InvalidField {
                 offset: len_at,
                 field: "payload_len",
                 reason: "a delta payload starts with two 8-byte digests",
             });
         }
-        FilterType::ConditionalDelta
-            if payload_len < crate::delta::CONDITIONAL_MIN_PAYLOAD as u64 =>
-        {
+        FilterType::ConditionalDelta if payload_len < CONDITIONAL_DELTA_MIN_PAYLOAD => {
             return Err(DecodeError::InvalidField {
                 offset: len_at,
                 field: "payload_len",
@@ -320,8 +515,11 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     let header = FrameHeader {
         version,
         filter_type,
+        kind,
         params,
         n,
+        identity,
+        metadata,
         payload_len,
         header_len,
     };
@@ -333,7 +531,9 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             limit: limits.max_frame_len,
         });
     }
-    if let Some(ratio) = limits.max_expansion {
+    // A delta writes into memory the size of the base the receiver already
+    // holds, so only full frames are held to the expansion limit.
+    if let (Some(ratio), false) = (limits.max_expansion, filter_type.is_delta()) {
         let allowed = frame_len.saturating_mul(ratio);
         if raw_len > allowed {
             return Err(DecodeError::LimitExceeded {
@@ -344,6 +544,77 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         }
     }
     Ok(header)
+}
+
+/// Smallest plain delta payload: the two 8-byte digests.
+pub const DELTA_MIN_PAYLOAD: u64 = 16;
+/// Smallest conditional delta payload: the digests and two one-byte varints.
+pub const CONDITIONAL_DELTA_MIN_PAYLOAD: u64 = DELTA_MIN_PAYLOAD + 2;
+
+/// Whether this build knows metadata tag `tag`. No tag is defined in this
+/// revision of the format (docs/FORMAT.md section 6).
+const fn known_metadata_tag(tag: u64) -> bool {
+    let _ = tag;
+    false
+}
+
+/// Reads `meta_len` and the records after it (docs/FORMAT.md section 6);
+/// returns their frame offset and length.
+fn records(cur: &mut Fields<'_>) -> Result<(usize, usize), DecodeError> {
+    let (meta_len, len_at) = cur.next("meta_len")?;
+    if meta_len == 0 || meta_len > MAX_META_LEN {
+        return Err(DecodeError::InvalidField {
+            offset: len_at,
+            field: "meta_len",
+            reason: "metadata holds 1 to 4096 bytes of records",
+        });
+    }
+    // meta_len <= 4096: no overflow.
+    let start = cur.at;
+    let end = start.saturating_add(meta_len as usize);
+    if cur.data.len() < end {
+        return Err(DecodeError::Truncated {
+            needed: end as u64,
+            available: cur.data.len() as u64,
+        });
+    }
+    let mut last: Option<u64> = None;
+    while cur.at < end {
+        let (tag, tag_at) = cur.next("metadata tag")?;
+        let (len, len_at) = cur.next("metadata length")?;
+        if last.is_some_and(|l| tag <= l) {
+            return Err(DecodeError::InvalidField {
+                offset: tag_at,
+                field: "metadata tag",
+                reason: "tags must be strictly increasing",
+            });
+        }
+        last = Some(tag);
+        let room = end.saturating_sub(cur.at) as u64;
+        if len > room {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "metadata length",
+                reason: "a record runs past meta_len",
+            });
+        }
+        if !known_metadata_tag(tag) {
+            return Err(DecodeError::UnknownMetadata {
+                offset: tag_at,
+                tag,
+            });
+        }
+        // len <= room <= 4096.
+        cur.at = cur.at.saturating_add(len as usize);
+    }
+    if cur.at != end {
+        return Err(DecodeError::InvalidField {
+            offset: start,
+            field: "meta_len",
+            reason: "the records do not fill meta_len exactly",
+        });
+    }
+    Ok((start, end.saturating_sub(start)))
 }
 
 #[cfg(test)]

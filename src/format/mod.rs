@@ -18,7 +18,8 @@ use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
-pub use header::{FilterType, FrameHeader};
+use header::HeaderFields;
+pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
 pub use limits::DecodeLimits;
 
 /// Upper bound on the frame length [`encode`] produces for `filter`: the raw
@@ -65,25 +66,56 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     }
 }
 
+/// Encodes `filter` as version `id` of a published stream (docs/FORMAT.md
+/// section 5): coded if that is smaller, raw otherwise, in a version-3
+/// frame that carries the identity. [`crate::Subscriber`] uses it to order
+/// what it receives.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::{format, BloomFilter, FilterParams, UpdateId};
+/// let f = BloomFilter::new(FilterParams::new(1_000, 2, 0))?;
+/// let id = UpdateId { stream: 7, epoch: 1, seq: 0 };
+/// let frame = format::encode_with_identity(&f, id);
+/// assert_eq!(format::inspect(&frame, &Default::default())?.identity, Some(id));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
+    let p = filter.params();
+    let mut payload = Vec::new();
+    coder::encode(filter.as_words(), p.m, &mut payload);
+    let (ty, payload) = if (payload.len() as u64) < p.byte_len() {
+        (FilterType::Coded, payload)
+    } else {
+        (FilterType::Raw, filter.to_bytes())
+    };
+    let fields = HeaderFields {
+        identity: Some(id),
+        ..HeaderFields::plain(ty)
+    };
+    frame_bytes(p, filter.len(), &fields, &payload)
+}
+
 fn frame(filter: &BloomFilter, ty: FilterType, payload: &[u8]) -> Vec<u8> {
-    frame_bytes(filter.params(), filter.len(), ty, payload)
+    frame_bytes(
+        filter.params(),
+        filter.len(),
+        &HeaderFields::plain(ty),
+        payload,
+    )
 }
 
 /// Header, payload and CRC-32C: a whole frame around `payload`.
 pub(crate) fn frame_bytes(
     p: &crate::FilterParams,
     n: u64,
-    ty: FilterType,
+    fields: &HeaderFields,
     payload: &[u8],
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(payload.len().saturating_add(header::frame_overhead(
-        p.seed,
-        p.m,
-        p.k,
-        n,
-        payload.len() as u64,
-    )));
-    header::write(&mut out, ty, p, n, payload.len() as u64);
+    let overhead = header::frame_overhead(p.seed, p.m, p.k, n, payload.len() as u64)
+        .saturating_add(header::v3_extra(fields));
+    let mut out = Vec::with_capacity(payload.len().saturating_add(overhead));
+    header::write(&mut out, fields, p, n, payload.len() as u64);
     out.extend_from_slice(payload);
     let crc = crc32c::crc32c(&out);
     out.extend_from_slice(&crc.to_le_bytes());
@@ -169,9 +201,17 @@ pub fn decode_from_buf<B: Buf>(
     let (filter, used) = if buf.chunk().len() == buf.remaining() {
         decode_prefix(buf.chunk(), limits)?
     } else {
-        let mut head = [0u8; 64];
-        let seen = peek(buf, &mut head);
-        let h = header::parse(head.get(..seen).unwrap_or(&head), limits)?;
+        // Most headers fit in 128 bytes; a version-3 header with metadata
+        // may need up to MAX_HEADER_LEN.
+        let mut head = vec![0u8; 128];
+        let mut seen = peek(buf, &mut head);
+        let mut parsed = header::parse(head.get(..seen).unwrap_or(&head), limits);
+        if matches!(parsed, Err(DecodeError::Truncated { .. })) && seen == head.len() {
+            head.resize(header::MAX_HEADER_LEN, 0);
+            seen = peek(buf, &mut head);
+            parsed = header::parse(head.get(..seen).unwrap_or(&head), limits);
+        }
+        let h = parsed?;
         let total = h.frame_len();
         if (buf.remaining() as u64) < total {
             return Err(DecodeError::Truncated {
@@ -276,21 +316,26 @@ pub(crate) fn decode_coded(
 /// frame length.
 fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
     let (h, payload, total) = checked_frame(data, limits)?;
+    Ok((decode_full(&h, payload)?, total))
+}
+
+/// Decodes the payload of a full frame whose header and CRC
+/// [`checked_frame`] has checked.
+pub(crate) fn decode_full(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter, DecodeError> {
     let params = h.params;
-    let filter = match h.filter_type {
-        FilterType::Raw => BloomFilter::from_bytes(params, h.n, payload)?,
+    match h.filter_type {
+        FilterType::Raw => Ok(BloomFilter::from_bytes(params, h.n, payload)?),
         FilterType::Coded => {
             let words = decode_coded(payload, &params, h.header_len)?;
-            BloomFilter::from_words_unchecked(params, h.n, words)
+            Ok(BloomFilter::from_words_unchecked(params, h.n, words))
         }
         found @ (FilterType::Delta | FilterType::ConditionalDelta) => {
-            return Err(DecodeError::WrongFrameType {
+            Err(DecodeError::WrongFrameType {
                 found,
                 expected: "a full (raw or coded)",
             })
         }
-    };
-    Ok((filter, total))
+    }
 }
 
 /// Parses and checks a frame's header and checksum without decoding the
