@@ -80,6 +80,36 @@ fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
     );
 }
 
+/// The attack of issue 14 at 1/16 scale: many blocks of all zeros or all
+/// ones code to a few bytes each (the issue's m = 2^32 frame was 11,795
+/// bytes for 537 MB). Under the default limits such a frame is refused
+/// before anything is allocated; before the default changed it decoded.
+#[test]
+fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
+    let m = 1u64 << 28;
+    let mut f = BloomFilter::new(FilterParams::new(m, 1, 0)).unwrap();
+    // Alternate blocks of 2^23 bits all ones: 2^23 / 64 words each.
+    let mut words = f.as_words().to_vec();
+    for (i, w) in words.iter_mut().enumerate() {
+        if (i / (1 << 17)) % 2 == 1 {
+            *w = u64::MAX;
+        }
+    }
+    f = BloomFilter::from_bytes(
+        *f.params(),
+        0,
+        &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let frame = encode(&f);
+    let expansion = (m / 8) / frame.len() as u64;
+    assert!(expansion > 4096 * 8, "{} bytes, expansion {expansion}", frame.len());
+    assert!(matches!(
+        decode(&frame),
+        Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
+    ));
+}
+
 #[test]
 fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
     let f = BloomFilter::new(FilterParams::new(1 << 24, 2, 0)).unwrap();
@@ -96,7 +126,16 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
         decode_with_limits(&frame, &limits),
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
-    assert!(decode(&frame).is_ok());
+    // The default limit refuses it too; a receiver that wants it says so.
+    assert!(matches!(
+        decode(&frame),
+        Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
+    ));
+    let unlimited = DecodeLimits {
+        max_expansion: None,
+        ..DecodeLimits::default()
+    };
+    assert_eq!(decode_with_limits(&frame, &unlimited).unwrap(), f);
     // At the boundary: an empty filter whose ⌈m/8⌉ is an exact multiple r of
     // its frame length is allowed with ratio r and refused with r − 1.
     let (frame, ratio) = (8_000u64..)
@@ -372,4 +411,144 @@ fn payload_floors_and_frame_limit_at_their_boundaries() {
             limit: good.len() as u64 - 1,
         })
     );
+}
+
+/// A version-3 header by hand: `flags`, `kind`, then seed, m, k, n, the
+/// `extra` varints (identity, meta_len), the raw `records` bytes, and the
+/// payload length and payload.
+fn craft_v3(
+    ty: u8,
+    flags: u8,
+    kind: u8,
+    m: u64,
+    extra: &[u64],
+    records: &[u8],
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, 3, ty, 1, flags, kind];
+    for v in [0, m, 2, 1].iter().chain(extra) {
+        varint::put(&mut f, *v);
+    }
+    f.extend_from_slice(records);
+    varint::put(&mut f, payload.len() as u64);
+    f.extend_from_slice(payload);
+    let crc = crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// FORMAT.md caps m at 2^56 whatever the receiver's limits say (issue 14:
+/// `inspect` used to accept any m up to 2^64 − 1 under unlimited limits).
+#[test]
+fn m_beyond_the_format_range_is_refused_under_any_limits() {
+    let unlimited = DecodeLimits {
+        max_m: u64::MAX,
+        max_frame_len: u64::MAX,
+        max_expansion: None,
+        ..DecodeLimits::default()
+    };
+    for m in [(1u64 << 56) + 1, u64::MAX] {
+        for frame in [
+            craft(1, 0, m, 2, 1, &[0; 20]),
+            craft(2, 0, m, 2, 1, &[0; 20]),
+            craft_v3(1, 0, 0, m, &[], &[], &[0; 20]),
+        ] {
+            assert!(
+                matches!(
+                    inspect(&frame, &unlimited),
+                    Err(DecodeError::InvalidField { field: "m", .. })
+                ),
+                "m = {m}"
+            );
+            assert!(matches!(
+                compressed_bloom::delta::inspect_delta(&frame, &unlimited),
+                Err(DecodeError::InvalidField { field: "m", .. })
+            ));
+        }
+    }
+    // 2^56 itself is in range (and refused only by the default limit).
+    let top = craft(1, 0, 1 << 56, 2, 1, &[0; 20]);
+    assert!(matches!(
+        inspect(&top, &DecodeLimits::default()),
+        Err(DecodeError::LimitExceeded { what: "m (bits)", .. })
+    ));
+}
+
+#[test]
+fn version_3_header_fields_are_checked() {
+    let raw = [0b1010_0101u8, 0];
+    // Plain v3 frame of kind standard: valid, decodes like version 1.
+    let v3 = craft_v3(0, 0, 0, 16, &[], &[], &raw);
+    assert_eq!(decode(&v3).unwrap(), decode(&craft(0, 0, 16, 2, 1, &raw)).unwrap());
+    // Kinds: assigned but unsupported ones are named, unassigned ones too.
+    for (kind, name) in [
+        (1u8, Some("counting")),
+        (2, Some("partitioned")),
+        (3, Some("scalable")),
+        (4, Some("sparse")),
+        (5, None),
+        (255, None),
+    ] {
+        let err = decode(&craft_v3(0, 0, kind, 16, &[], &[], &raw)).unwrap_err();
+        assert_eq!(err, DecodeError::UnsupportedKind { id: kind, name });
+        if let Some(name) = name {
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+    // Reserved flag bits.
+    for flags in [0x04u8, 0x80] {
+        assert!(matches!(
+            decode(&craft_v3(0, flags, 0, 16, &[], &[], &raw)),
+            Err(DecodeError::ReservedBits { offset: 5, .. })
+        ));
+    }
+    // Version 1 and 2 frames have no flags at all.
+    let mut v1 = craft(0, 0, 16, 2, 1, &raw);
+    v1[5] = 1;
+    assert!(matches!(
+        decode(&v1),
+        Err(DecodeError::ReservedBits { offset: 5, .. })
+    ));
+    // Identity: three varints; a cut inside them is truncation.
+    let with_id = craft_v3(0, 1, 0, 16, &[9, 300, 4], &[], &raw);
+    let h = inspect(&with_id, &DecodeLimits::default()).unwrap();
+    assert_eq!(
+        h.identity,
+        Some(compressed_bloom::UpdateId {
+            stream: 9,
+            epoch: 300,
+            seq: 4
+        })
+    );
+    assert!(matches!(
+        compressed_bloom::format::header::parse(&with_id[..12], &DecodeLimits::default()),
+        Err(DecodeError::Truncated { .. })
+    ));
+    // Metadata: meta_len of 0 or above 4096 is invalid; a record running
+    // past meta_len is invalid; a well-framed record has an unknown tag.
+    assert!(matches!(
+        decode(&craft_v3(0, 2, 0, 16, &[0], &[], &raw)),
+        Err(DecodeError::InvalidField {
+            field: "meta_len",
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode(&craft_v3(0, 2, 0, 16, &[4097], &[], &raw)),
+        Err(DecodeError::InvalidField {
+            field: "meta_len",
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode(&craft_v3(0, 2, 0, 16, &[3], &[1, 5, 0], &raw)),
+        Err(DecodeError::InvalidField {
+            field: "metadata length",
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode(&craft_v3(0, 2, 0, 16, &[3], &[7, 1, 0], &raw)),
+        Err(DecodeError::UnknownMetadata { tag: 7, .. })
+    ));
 }

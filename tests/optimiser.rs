@@ -198,3 +198,28 @@ fn planned_frames_fit_their_budget_in_practice() {
         worst.0, worst.1
     );
 }
+
+/// The default expansion limit accepts every plan the planner makes under
+/// default constraints (docs/HARDENING.md, "Expansion"): the largest
+/// expansion ⌈m/8⌉ / frame bytes, over n = 1 to 10^7 keys and budgets of 1
+/// to 64 transmitted bits per key, stays below the default, with a margin
+/// of 5% for frames smaller than their expected size.
+#[test]
+fn the_default_expansion_limit_admits_every_plan() {
+    let cap = compressed_bloom::format::DEFAULT_MAX_EXPANSION as f64;
+    let mut worst = 0.0f64;
+    for n in [1u64, 100, 10_000, 1_000_000, 10_000_000] {
+        for quarter in 4..=256u32 {
+            let bits_per_key = f64::from(quarter) / 4.0;
+            let budget = ((bits_per_key * n as f64 / 8.0) as u64).max(40);
+            let Ok(p) = plan_for_size(n, budget, &Constraints::default()) else {
+                continue;
+            };
+            let expansion = p.m.div_ceil(8) as f64 / p.expected_bytes as f64;
+            worst = worst.max(expansion);
+        }
+    }
+    // The scan's worst case (n = 100, 21.75 bits per key, m = 2^23, k = 1).
+    assert!(worst > 3_800.0, "worst expansion {worst}");
+    assert!(worst * 1.05 <= cap, "worst expansion {worst} vs cap {cap}");
+}

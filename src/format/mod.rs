@@ -20,7 +20,7 @@ use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
-pub use limits::DecodeLimits;
+pub use limits::{DecodeLimits, DEFAULT_MAX_EXPANSION};
 
 /// Upper bound on the frame length [`encode`] produces for `filter`: the raw
 /// frame, since the encoder never sends a coded payload larger than raw.
