@@ -205,7 +205,12 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
 }
 
 /// Decodes a payload into `words` (which must hold exactly ⌈m/64⌉ zeroed
-/// words).
+/// words), on up to one thread per block (at most the machine's cores).
+///
+/// Memory beyond `words`: one 32 KiB decode table per thread in flight, and
+/// about 100 bytes per block for the block table and the per-block jobs
+/// (`tests/alloc_threads.rs` checks 32 KiB · threads + 128 B · blocks +
+/// 16 KiB at 1, 2 and 8 threads).
 ///
 /// # Errors
 /// Any [`CoderError`]: the payload is not exactly what [`encode`] produces

@@ -194,6 +194,10 @@ pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFil
 /// (more than 64 chunks, or a `Buf` whose `chunks_vectored` shows only its
 /// current chunk): `available` is then the bytes visible. Copy such a buffer
 /// into contiguous memory first.
+///
+/// Memory: a chained buffer costs one copy of the frame (at most
+/// [`DecodeLimits::max_frame_len`]) on top of the filter, checked by
+/// `tests/alloc_threads.rs`; a contiguous one costs none.
 pub fn decode_from_buf<B: Buf>(
     buf: &mut B,
     limits: &DecodeLimits,
