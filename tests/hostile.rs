@@ -552,3 +552,66 @@ fn version_3_header_fields_are_checked() {
         Err(DecodeError::UnknownMetadata { tag: 7, .. })
     ));
 }
+
+/// The decoder's work is proportional to what it is given and produces
+/// (issue 14): coding steps ≤ 5 · output bits + blocks (docs/HARDENING.md,
+/// "Cost": every symbol advances at least one bit but the last of a block,
+/// and a run has at most ⌈40/12⌉ = 4 uniform chunks). Over legitimate
+/// filters of every density and frames an adversary would pick (all-zero
+/// and all-one blocks, which code to a few bytes), the worst ratio of steps
+/// to (8 · frame bytes + output bits) is printed and held below 1.
+#[test]
+fn decode_work_is_bounded_by_frame_and_output() {
+    use compressed_bloom::{coder, format::header};
+    let mut cases: Vec<(String, BloomFilter)> = Vec::new();
+    let words_of = |m: u64, pattern: &dyn Fn(usize) -> u64| -> BloomFilter {
+        let words: Vec<u64> = (0..m.div_ceil(64) as usize).map(pattern).collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        BloomFilter::from_bytes(FilterParams::new(m, 1, 0), 0, &bytes[..m.div_ceil(8) as usize])
+            .unwrap()
+    };
+    let m = 3 << 23; // three blocks, four lanes each
+    cases.push(("all zero".into(), words_of(m, &|_| 0)));
+    cases.push(("all one".into(), words_of(m, &|_| u64::MAX)));
+    cases.push((
+        "alternating blocks".into(),
+        words_of(m, &|i| if (i >> 17) % 2 == 1 { u64::MAX } else { 0 }),
+    ));
+    cases.push((
+        "one bit per word".into(),
+        words_of(m, &|i| 1 << (i % 64)),
+    ));
+    for (keys, k) in [(10_000u32, 1u32), (1_000_000, 2), (4_000_000, 3)] {
+        let mut f = BloomFilter::new(FilterParams::new(m, k, 9)).unwrap();
+        for i in 0..keys {
+            f.insert(&i.to_le_bytes());
+        }
+        cases.push((format!("{keys} keys, k = {k}"), f));
+    }
+    let unlimited = DecodeLimits {
+        max_expansion: None,
+        ..DecodeLimits::default()
+    };
+    let mut worst = (0.0f64, String::new());
+    for (name, f) in &cases {
+        let frame = encode(f);
+        let h = header::parse(&frame, &unlimited).unwrap();
+        let payload = &frame[h.header_len..frame.len() - 4];
+        let out_bits = f.m();
+        let blocks = coder::block_count(out_bits);
+        if h.filter_type == compressed_bloom::FilterType::Raw {
+            continue; // no coding steps at all
+        }
+        let mut words = vec![0u64; out_bits.div_ceil(64) as usize];
+        let steps = coder::decode_counting(payload, out_bits, &mut words).unwrap();
+        assert_eq!(words, f.as_words(), "{name}");
+        assert!(steps <= 5 * out_bits + blocks, "{name}: {steps} steps");
+        let ratio = steps as f64 / (8.0 * frame.len() as f64 + out_bits as f64);
+        println!("{name}: {} bytes, {steps} steps, ratio {ratio:.4}", frame.len());
+        if ratio > worst.0 {
+            worst = (ratio, name.clone());
+        }
+    }
+    println!("worst steps / (8 * frame bytes + output bits): {:.4} ({})", worst.0, worst.1);
+    assert!(worst.0 < 1.0, "{worst:?}");
+}

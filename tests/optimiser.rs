@@ -215,7 +215,7 @@ fn the_default_expansion_limit_admits_every_plan() {
             let Ok(p) = plan_for_size(n, budget, &Constraints::default()) else {
                 continue;
             };
-            let expansion = p.m.div_ceil(8) as f64 / p.expected_bytes as f64;
+            let expansion = p.m.div_ceil(8) as f64 / p.expected_bytes;
             worst = worst.max(expansion);
         }
     }

@@ -468,6 +468,7 @@ impl Words<'_> {
 /// escape_len = L bits) and while the input holds the at most 8 bytes four
 /// renormalisations can read, so none of the general loop's per-symbol checks
 /// can fail inside it; the general loop takes over near either edge.
+/// Returns the number of symbols it decoded.
 ///
 /// Overflow (any input, not only valid streams): a state is a u32, so
 /// f·(x >> 12) + bias <= f·((x >> 12) + 1) − 1 <= 2^12·2^20 − 1 (bias < f <=
@@ -484,8 +485,9 @@ fn fast_runs(
     words: &mut [u64],
     pos: &mut u64,
     limit: u64,
-) {
+) -> u64 {
     let span = 4 * (model.escape_len + 1);
+    let mut steps = 0u64;
     let [mut x0, mut x1, mut x2, mut x3] = *states;
     let mut p = *pos;
     let data = input.data;
@@ -513,6 +515,7 @@ fn fast_runs(
             }};
         }
         let s = [lane!(x0), lane!(x1), lane!(x2), lane!(x3)];
+        steps += 4;
         at += (reads as usize) << 1;
         for e in s {
             // A bucket symbol s: s zeros, then a one at p + s (bit 63 of the
@@ -528,6 +531,7 @@ fn fast_runs(
     *states = [x0, x1, x2, x3];
     *pos = p;
     input.pos = at;
+    steps
 }
 
 /// The decode table entry for state `x`'s slot (x mod 2^12 indexes a
@@ -565,13 +569,16 @@ fn decode_step(x: u32, f: u32, bias: u32, input: &mut Words<'_>) -> Result<u32, 
 }
 
 /// Decodes one block stream into `words` (zeroed on entry; bits [0, bits)).
-/// `base` is the stream's offset in the payload, for error reports.
+/// `base` is the stream's offset in the payload, for error reports. Returns
+/// the number of coding steps (symbols and uniform chunks) it decoded: the
+/// decoder's work, which docs/HARDENING.md bounds by 5 steps per output
+/// bit plus one per block.
 pub(crate) fn decode_block(
     data: &[u8],
     bits: u64,
     words: &mut [u64],
     base: usize,
-) -> Result<(), CoderError> {
+) -> Result<u64, CoderError> {
     decode_block_inner(data, bits, words).map_err(|e| e.shifted(base))
 }
 
@@ -581,7 +588,8 @@ pub(crate) fn decode_block(
 /// pos advances only after they are checked against `remaining`. The initial
 /// states took 4 bytes each, so `input.pos` >= 4 where that is subtracted.
 #[allow(clippy::arithmetic_side_effects)]
-fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), CoderError> {
+fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<u64, CoderError> {
+    let mut steps = 0u64;
     let lanes = lanes_for(bits);
     let mut input = Words { data, pos: 0 };
     let mut states = [RANS_L; 4];
@@ -612,7 +620,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             model = m;
         }
         if lanes == 4 && model.t == 0 && model.minority_is_one {
-            fast_runs(
+            steps += fast_runs(
                 &mut states,
                 &table,
                 &model,
@@ -622,6 +630,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
                 sched.threshold.min(bits),
             );
         }
+        steps += 1;
         // One symbol on the current lane.
         let x = states[0];
         let e = slot_entry(&table, x) as u32;
@@ -654,6 +663,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
             let f = 1u32 << (PROB_BITS - c);
             states[0] = decode_step(x, f, slot & (f - 1), &mut input)?;
             next_lane(&mut states, lanes);
+            steps += 1;
             run += u64::from(slot / f) << shift;
             shift += c;
             width -= c;
@@ -685,7 +695,7 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<(), C
     if states.iter().any(|&s| s != RANS_L) {
         return Err(CoderError::BadState { offset: input.pos });
     }
-    Ok(())
+    Ok(steps)
 }
 
 #[cfg(test)]

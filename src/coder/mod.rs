@@ -294,6 +294,27 @@ pub fn decode_with_threads(
     words: &mut [u64],
     threads: usize,
 ) -> Result<(), CoderError> {
+    decode_work(payload, m, words, threads).map(|_| ())
+}
+
+/// [`decode`] on the calling thread, returning the decoder's work: the
+/// number of coding steps (symbols and uniform low-bit chunks) it took. The
+/// format bounds it by 5 steps per output bit plus one per block
+/// (docs/HARDENING.md, "Cost"); `tests/hostile.rs` checks it on hostile
+/// frames.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_counting(payload: &[u8], m: u64, words: &mut [u64]) -> Result<u64, CoderError> {
+    decode_work(payload, m, words, 1)
+}
+
+fn decode_work(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<u64, CoderError> {
     if words.len() as u64 != m.div_ceil(64) {
         return Err(CoderError::OutputLength {
             expected: m.div_ceil(64),
@@ -316,21 +337,29 @@ pub fn decode_with_threads(
     let run =
         |job: &mut (&[u8], u64, &mut [u64], usize)| block::decode_block(job.0, job.1, job.2, job.3);
     if threads <= 1 || jobs.len() < 2 {
-        return jobs.iter_mut().try_for_each(run);
+        return jobs
+            .iter_mut()
+            .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)));
     }
     let chunk = jobs.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .chunks_mut(chunk)
-            .map(|c| s.spawn(move || c.iter_mut().try_for_each(run)))
+            .map(|c| {
+                s.spawn(move || {
+                    c.iter_mut()
+                        .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
+                })
+            })
             .collect();
         // Report the first failing block in payload order.
-        let mut result = Ok(());
+        let mut result = Ok(0u64);
         for h in handles {
             let r = h.join().unwrap_or(Err(CoderError::BadState { offset: 0 }));
-            if result.is_ok() {
-                result = r;
-            }
+            result = match (result, r) {
+                (Ok(a), Ok(b)) => Ok(a.saturating_add(b)),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            };
         }
         result
     })

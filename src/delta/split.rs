@@ -72,7 +72,10 @@ pub(crate) fn gather(xor: &[u64], base: &[u64], m: u64, side: Side) -> (Vec<u64>
 }
 
 /// `SELECT_IN_BYTE[b][j]`: the position of the j-th (from 0) set bit of
-/// byte `b`, or 8 if `b` has at most j set bits.
+/// byte `b`, or 8 if `b` has at most j set bits. Evaluated at compile time,
+/// so an out-of-range index or overflow here would fail the build, not a
+/// decode.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 const SELECT_IN_BYTE: [[u8; 8]; 256] = {
     let mut t = [[8u8; 8]; 256];
     let mut b = 0;
@@ -124,7 +127,7 @@ fn deposit_sparse(mut src: u64, mask: u64) -> u64 {
                 return out;
             }
             // byte < 8: the shift is below 64.
-            let b = ((mask >> (byte * 8)) & 0xFF) as usize;
+            let b = ((mask >> byte.wrapping_mul(8)) & 0xFF) as usize;
             let c = b.count_ones();
             // below + c <= 64 and j < 64: no overflow.
             if below.wrapping_add(c) > j {
@@ -134,7 +137,7 @@ fn deposit_sparse(mut src: u64, mask: u64) -> u64 {
                     .copied()
                     .unwrap_or(8);
                 // sel < 8 because the byte has more than j − below set bits.
-                out |= 1u64 << ((byte * 8).wrapping_add(u32::from(sel)) & 63);
+                out |= 1u64 << (byte.wrapping_mul(8).wrapping_add(u32::from(sel)) & 63);
                 break;
             }
             below = below.wrapping_add(c);

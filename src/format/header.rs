@@ -279,10 +279,14 @@ pub(crate) fn v3_extra(fields: &HeaderFields) -> usize {
     if fields.version() < 3 {
         return 0;
     }
-    let id = fields
-        .identity
-        .map_or(0, |i| varint::len(i.stream) + varint::len(i.epoch) + varint::len(i.seq));
-    1 + id
+    // Three varints of at most 10 bytes and the kind byte: no overflow.
+    let id = fields.identity.map_or(0, |i| {
+        [i.stream, i.epoch, i.seq]
+            .iter()
+            .map(|&v| varint::len(v))
+            .sum::<usize>()
+    });
+    id.saturating_add(1)
 }
 
 /// Appends a header to `out`.
