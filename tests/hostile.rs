@@ -98,12 +98,19 @@ fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
     f = BloomFilter::from_bytes(
         *f.params(),
         0,
-        &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>(),
+        &words
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<u8>>(),
     )
     .unwrap();
     let frame = encode(&f);
     let expansion = (m / 8) / frame.len() as u64;
-    assert!(expansion > 4096 * 8, "{} bytes, expansion {expansion}", frame.len());
+    assert!(
+        expansion > 4096 * 8,
+        "{} bytes, expansion {expansion}",
+        frame.len()
+    );
     assert!(matches!(
         decode(&frame),
         Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
@@ -470,7 +477,10 @@ fn m_beyond_the_format_range_is_refused_under_any_limits() {
     let top = craft(1, 0, 1 << 56, 2, 1, &[0; 20]);
     assert!(matches!(
         inspect(&top, &DecodeLimits::default()),
-        Err(DecodeError::LimitExceeded { what: "m (bits)", .. })
+        Err(DecodeError::LimitExceeded {
+            what: "m (bits)",
+            ..
+        })
     ));
 }
 
@@ -479,7 +489,10 @@ fn version_3_header_fields_are_checked() {
     let raw = [0b1010_0101u8, 0];
     // Plain v3 frame of kind standard: valid, decodes like version 1.
     let v3 = craft_v3(0, 0, 0, 16, &[], &[], &raw);
-    assert_eq!(decode(&v3).unwrap(), decode(&craft(0, 0, 16, 2, 1, &raw)).unwrap());
+    assert_eq!(
+        decode(&v3).unwrap(),
+        decode(&craft(0, 0, 16, 2, 1, &raw)).unwrap()
+    );
     // Kinds: assigned but unsupported ones are named, unassigned ones too.
     for (kind, name) in [
         (1u8, Some("counting")),
@@ -567,8 +580,12 @@ fn decode_work_is_bounded_by_frame_and_output() {
     let words_of = |m: u64, pattern: &dyn Fn(usize) -> u64| -> BloomFilter {
         let words: Vec<u64> = (0..m.div_ceil(64) as usize).map(pattern).collect();
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        BloomFilter::from_bytes(FilterParams::new(m, 1, 0), 0, &bytes[..m.div_ceil(8) as usize])
-            .unwrap()
+        BloomFilter::from_bytes(
+            FilterParams::new(m, 1, 0),
+            0,
+            &bytes[..m.div_ceil(8) as usize],
+        )
+        .unwrap()
     };
     let m = 3 << 23; // three blocks, four lanes each
     cases.push(("all zero".into(), words_of(m, &|_| 0)));
@@ -577,10 +594,7 @@ fn decode_work_is_bounded_by_frame_and_output() {
         "alternating blocks".into(),
         words_of(m, &|i| if (i >> 17) % 2 == 1 { u64::MAX } else { 0 }),
     ));
-    cases.push((
-        "one bit per word".into(),
-        words_of(m, &|i| 1 << (i % 64)),
-    ));
+    cases.push(("one bit per word".into(), words_of(m, &|i| 1 << (i % 64))));
     for (keys, k) in [(10_000u32, 1u32), (1_000_000, 2), (4_000_000, 3)] {
         let mut f = BloomFilter::new(FilterParams::new(m, k, 9)).unwrap();
         for i in 0..keys {
@@ -607,11 +621,17 @@ fn decode_work_is_bounded_by_frame_and_output() {
         assert_eq!(words, f.as_words(), "{name}");
         assert!(steps <= 5 * out_bits + blocks, "{name}: {steps} steps");
         let ratio = steps as f64 / (8.0 * frame.len() as f64 + out_bits as f64);
-        println!("{name}: {} bytes, {steps} steps, ratio {ratio:.4}", frame.len());
+        println!(
+            "{name}: {} bytes, {steps} steps, ratio {ratio:.4}",
+            frame.len()
+        );
         if ratio > worst.0 {
             worst = (ratio, name.clone());
         }
     }
-    println!("worst steps / (8 * frame bytes + output bits): {:.4} ({})", worst.0, worst.1);
+    println!(
+        "worst steps / (8 * frame bytes + output bits): {:.4} ({})",
+        worst.0, worst.1
+    );
     assert!(worst.0 < 1.0, "{worst:?}");
 }

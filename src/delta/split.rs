@@ -54,6 +54,12 @@ pub(crate) fn gather(xor: &[u64], base: &[u64], m: u64, side: Side) -> (Vec<u64>
     let mut at = 0u64;
     for (i, &x) in xor.iter().enumerate() {
         let mask = side_mask(base, m, i, side);
+        if mask == u64::MAX {
+            // The whole word belongs to the side: its bits go in as they are.
+            put_bits(&mut out, at, x);
+            at = at.wrapping_add(64);
+            continue;
+        }
         let mut hits = x & mask;
         while hits != 0 {
             let bit = hits.trailing_zeros();
@@ -69,6 +75,22 @@ pub(crate) fn gather(xor: &[u64], base: &[u64], m: u64, side: Side) -> (Vec<u64>
     }
     debug_assert_eq!(at, len);
     (out, len)
+}
+
+/// ORs the 64 bits of `value` into `out` from bit `at` (which the caller
+/// keeps within `out`).
+fn put_bits(out: &mut [u64], at: u64, value: u64) {
+    let i = (at / 64) as usize;
+    let shift = (at % 64) as u32;
+    if let Some(w) = out.get_mut(i) {
+        *w |= value << shift;
+    }
+    if shift != 0 {
+        if let Some(w) = out.get_mut(i.wrapping_add(1)) {
+            // 0 < shift < 64: a valid shift.
+            *w |= value >> 64u32.wrapping_sub(shift);
+        }
+    }
 }
 
 /// `SELECT_IN_BYTE[b][j]`: the position of the j-th (from 0) set bit of
@@ -225,6 +247,30 @@ impl<'a> Scatter<'a> {
     pub(crate) fn feed(&mut self, block: &[u64], bits: u64, out: &mut [u64]) {
         let mut at = 0u64;
         while at < bits && self.need != 0 {
+            // A whole word of the side with nothing gathered yet (the base
+            // word is all of the side's value): its 64 part bits are the
+            // word itself, no deposit needed. This is the common case of a
+            // sparse base's zeros, and of an adversary's all-ones part.
+            if self.need == 64 && self.have == 0 {
+                let mut i = self.word;
+                // at + 64 <= bits and i < base.len() inside the loop.
+                while bits.wrapping_sub(at) >= 64
+                    && side_mask(self.base, self.m, i, self.side) == u64::MAX
+                {
+                    let chunk = bits_at(block, at, 64);
+                    if chunk != 0 {
+                        if let Some(w) = out.get_mut(i) {
+                            *w |= chunk;
+                        }
+                    }
+                    at = at.wrapping_add(64);
+                    i = i.wrapping_add(1);
+                }
+                if i != self.word {
+                    self.load(i);
+                    continue;
+                }
+            }
             // have < need <= 64 between calls and at < bits: the differences
             // are positive, and have + take <= need, at + take <= bits.
             let take =
@@ -286,8 +332,24 @@ mod tests {
     fn gather_scatter_round_trip() {
         let mut s = 7u64;
         for m in [1u64, 63, 64, 65, 130, 1000, 4097] {
-            for sparse in [false, true] {
-                let base = words(m, &mut s, sparse);
+            for (sparse, runs) in [(false, false), (true, false), (true, true), (false, true)] {
+                let mut base = words(m, &mut s, sparse);
+                if runs {
+                    // Whole words of one value take the word-at-a-time paths
+                    // of gather and scatter, between mixed words.
+                    for (i, w) in base.iter_mut().enumerate() {
+                        match i % 5 {
+                            0 | 1 => *w = 0,
+                            3 => *w = u64::MAX,
+                            _ => {}
+                        }
+                    }
+                    if m % 64 != 0 {
+                        if let Some(last) = base.last_mut() {
+                            *last &= (1u64 << (m % 64)) - 1;
+                        }
+                    }
+                }
                 let xor = words(m, &mut s, !sparse);
                 let mut out = vec![0u64; xor.len()];
                 let mut total = 0;
@@ -309,7 +371,7 @@ mod tests {
                     assert!(sc.is_complete(), "m={m} {side:?}");
                 }
                 assert_eq!(total, m);
-                assert_eq!(out, xor, "m={m} sparse={sparse}");
+                assert_eq!(out, xor, "m={m} sparse={sparse} runs={runs}");
             }
         }
     }
