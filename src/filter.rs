@@ -10,12 +10,7 @@
 use crate::hash::{HashScheme, KeyHash};
 use thiserror::Error;
 
-/// Largest number of hash positions per key this crate (and format v1) allows.
-pub const MAX_K: u32 = 64;
-
-/// Largest number of bits a filter may have (2^56 bits = 8 PiB): far beyond
-/// memory, but it keeps `m` and byte counts well inside `u64` arithmetic.
-pub const MAX_M: u64 = 1 << 56;
+pub use crate::wire::limits::{MAX_K, MAX_M};
 
 /// The parameters two parties must agree on for their filters to mean the
 /// same thing. Two filters can be combined only if these are equal.

@@ -60,7 +60,7 @@ macro_rules! decoding_modules {
     )*};
 }
 
-decoding_modules!(coder, delta, format);
+decoding_modules!(coder, delta, format, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;
@@ -71,9 +71,9 @@ pub mod sync;
 pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
-    decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, encode_to_buf,
-    encode_with_identity, inspect, max_encoded_len, DecodeError, DecodeLimits, EncodeError,
-    FilterKind, FilterType, FrameHeader, UpdateId,
+    decode, decode_any, decode_from_buf, decode_with_limits, encode, encode_any, encode_as,
+    encode_into, encode_to_buf, encode_with_identity, inspect, max_encoded_len, AnyFilter,
+    DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};

@@ -15,7 +15,7 @@
 pub(crate) mod block;
 pub(crate) mod model;
 
-use crate::format::varint;
+use crate::wire::varint;
 use thiserror::Error;
 
 /// Bits per independently coded block (a multiple of 64, so blocks are

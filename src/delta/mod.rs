@@ -316,6 +316,12 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
 
 /// The delta header of a frame whose header and CRC are checked.
 pub(crate) fn delta_header(h: FrameHeader, payload: &[u8]) -> Result<DeltaHeader, DecodeError> {
+    if h.kind != format::FilterKind::Standard {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: format::FilterKind::Standard,
+        });
+    }
     if !h.filter_type.is_delta() {
         return Err(DecodeError::WrongFrameType {
             found: h.filter_type,

@@ -2,7 +2,7 @@
 
 use crate::coder::CoderError;
 use crate::filter::{FilterError, FilterParams};
-use crate::format::FilterType;
+use crate::format::{FilterKind, FilterType};
 use thiserror::Error;
 
 /// Why a frame was rejected. Grouped as: the input is corrupt or truncated
@@ -137,6 +137,16 @@ pub enum DecodeError {
         found: FilterType,
         /// What the caller asked for.
         expected: &'static str,
+    },
+    /// A frame of another kind than the function decodes (e.g. a
+    /// partitioned filter given to [`crate::decode`]; use
+    /// [`crate::format::decode_any`]).
+    #[error("frame holds a {} filter, {} was expected (decode_any reads every kind)", found.name(), expected.name())]
+    WrongKind {
+        /// The frame's kind.
+        found: FilterKind,
+        /// The kind the caller decodes.
+        expected: FilterKind,
     },
     /// A delta for filters with other parameters than the base.
     #[error("delta is for {frame:?}, the base filter has {filter:?}")]

@@ -127,48 +127,79 @@ impl FilterType {
 
 /// The filter's kind: its array, its hash functions and how the receiver
 /// holds it (the version-3 kind byte; versions 1 and 2 hold only
-/// [`FilterKind::Standard`]).
+/// [`FilterKind::Standard`]). docs/FORMAT.md section 8 specifies each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FilterKind {
     /// The bit array of docs/FORMAT.md section 1: k positions per key in one
     /// m-bit array. Wire id 0.
     Standard,
+    /// 4-bit saturating counters (paper §V). Wire id 1.
+    Counting,
+    /// k disjoint sub-arrays of m/k bits, one position in each. Wire id 2.
+    Partitioned,
+    /// Layers of standard filters that grow as keys arrive. Wire id 3.
+    Scalable,
+    /// The sorted positions of the one bits, held without the m-bit array.
+    /// Wire id 4.
+    Sparse,
 }
 
 impl FilterKind {
+    /// Every kind, in wire-id order.
+    pub const ALL: [FilterKind; 5] = [
+        FilterKind::Standard,
+        FilterKind::Counting,
+        FilterKind::Partitioned,
+        FilterKind::Scalable,
+        FilterKind::Sparse,
+    ];
+
     /// Wire id.
     pub const fn id(self) -> u8 {
         match self {
             FilterKind::Standard => 0,
+            FilterKind::Counting => 1,
+            FilterKind::Partitioned => 2,
+            FilterKind::Scalable => 3,
+            FilterKind::Sparse => 4,
         }
     }
 
-    /// The kind with wire id `id`, if this build supports it.
+    /// The kind with wire id `id`, if the format assigns it (whether or not
+    /// this build supports it: see [`FilterKind::is_supported`]).
     pub const fn from_id(id: u8) -> Option<Self> {
         match id {
             0 => Some(FilterKind::Standard),
+            1 => Some(FilterKind::Counting),
+            2 => Some(FilterKind::Partitioned),
+            3 => Some(FilterKind::Scalable),
+            4 => Some(FilterKind::Sparse),
             _ => None,
         }
+    }
+
+    /// Whether this build decodes frames of this kind.
+    pub const fn is_supported(self) -> bool {
+        matches!(self, FilterKind::Standard)
     }
 
     /// Lower-case name used by the CLI and JSON output.
     pub const fn name(self) -> &'static str {
         match self {
             FilterKind::Standard => "standard",
+            FilterKind::Counting => "counting",
+            FilterKind::Partitioned => "partitioned",
+            FilterKind::Scalable => "scalable",
+            FilterKind::Sparse => "sparse",
         }
     }
 
-    /// The name the format assigns to kind id `id`, whether or not this
-    /// build supports it (for error messages).
+    /// The name the format assigns to kind id `id` (for error messages).
     pub const fn assigned_name(id: u8) -> Option<&'static str> {
-        match id {
-            0 => Some("standard"),
-            1 => Some("counting"),
-            2 => Some("partitioned"),
-            3 => Some("scalable"),
-            4 => Some("sparse"),
-            _ => None,
+        match Self::from_id(id) {
+            Some(k) => Some(k.name()),
+            None => None,
         }
     }
 }
@@ -397,10 +428,12 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     }
     let (kind, fixed) = if version >= 3 {
         let id = byte(6)?;
-        let kind = FilterKind::from_id(id).ok_or(DecodeError::UnsupportedKind {
-            id,
-            name: FilterKind::assigned_name(id),
-        })?;
+        let kind = FilterKind::from_id(id)
+            .filter(|k| k.is_supported() && limits.kinds.contains(id))
+            .ok_or(DecodeError::UnsupportedKind {
+                id,
+                name: FilterKind::assigned_name(id),
+            })?;
         (kind, FIXED_LEN_V3)
     } else {
         (FilterKind::Standard, FIXED_LEN)
@@ -441,7 +474,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             reason: "k must be in 1..=64",
         });
     }
-    if m > limits.max_m {
+    if kind.holds_m_bits() && m > limits.max_m {
         return Err(DecodeError::LimitExceeded {
             what: "m (bits)",
             requested: m,
@@ -468,41 +501,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         seed,
         scheme,
     };
-    let raw_len = params.byte_len();
-    match filter_type {
-        FilterType::Raw if payload_len != raw_len => {
-            return Err(DecodeError::InvalidField {
-                offset: len_at,
-                field: "payload_len",
-                reason: "a raw payload is exactly ceil(m/8) bytes",
-            });
-        }
-        // The encoder falls back to raw whenever coding does not shrink the
-        // payload, so a coded payload at least as long as raw is malformed;
-        // this also caps the work a coded frame can ask for per input byte.
-        FilterType::Coded if payload_len >= raw_len => {
-            return Err(DecodeError::InvalidField {
-                offset: len_at,
-                field: "payload_len",
-                reason: "a coded payload must be shorter than the raw bit array",
-            });
-        }
-        FilterType::Delta if payload_len < DELTA_MIN_PAYLOAD => {
-            return Err(DecodeError::InvalidField {
-                offset: len_at,
-                field: "payload_len",
-                reason: "a delta payload starts with two 8-byte digests",
-            });
-        }
-        FilterType::ConditionalDelta if payload_len < CONDITIONAL_DELTA_MIN_PAYLOAD => {
-            return Err(DecodeError::InvalidField {
-                offset: len_at,
-                field: "payload_len",
-                reason: "a conditional delta payload holds two digests and two varints",
-            });
-        }
-        _ => {}
-    }
+    kind_rules(kind, filter_type, &params, payload_len, len_at)?;
     // A declared payload_len near 2^64 must not wrap the frame length
     // (found by the apply_arbitrary fuzz target).
     if (header_len as u64)
@@ -539,15 +538,73 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     // holds, so only full frames are held to the expansion limit.
     if let (Some(ratio), false) = (limits.max_expansion, filter_type.is_delta()) {
         let allowed = frame_len.saturating_mul(ratio);
-        if raw_len > allowed {
+        let output = kind.decoded_bytes(&params, payload_len);
+        if output > allowed {
             return Err(DecodeError::LimitExceeded {
                 what: "expansion (output bytes per frame byte)",
-                requested: raw_len.div_ceil(frame_len),
+                requested: output.div_ceil(frame_len),
                 limit: ratio,
             });
         }
     }
     Ok(header)
+}
+
+/// The payload-length rules of docs/FORMAT.md section 2.3, step 4, for a
+/// frame of `kind` and `filter_type`.
+fn kind_rules(
+    kind: FilterKind,
+    filter_type: FilterType,
+    params: &FilterParams,
+    payload_len: u64,
+    len_at: usize,
+) -> Result<(), DecodeError> {
+    let invalid = |reason| {
+        Err(DecodeError::InvalidField {
+            offset: len_at,
+            field: "payload_len",
+            reason,
+        })
+    };
+    let raw_len = kind.raw_len(params);
+    match filter_type {
+        FilterType::Raw if payload_len != raw_len => {
+            invalid("a raw payload is exactly the packed array (ceil(m/8) bytes for a bit array)")
+        }
+        // The encoder falls back to raw whenever coding does not shrink the
+        // payload, so a coded payload at least as long as raw is malformed;
+        // this also caps the work a coded frame can ask for per input byte.
+        FilterType::Coded if payload_len >= raw_len => {
+            invalid("a coded payload must be shorter than the raw array")
+        }
+        FilterType::Delta if payload_len < DELTA_MIN_PAYLOAD => {
+            invalid("a delta payload starts with two 8-byte digests")
+        }
+        FilterType::ConditionalDelta if payload_len < CONDITIONAL_DELTA_MIN_PAYLOAD => {
+            invalid("a conditional delta payload holds two digests and two varints")
+        }
+        _ => Ok(()),
+    }
+}
+
+impl FilterKind {
+    /// Whether a decoded filter of this kind holds an array of at least m
+    /// bits (so the receiver's `max_m` bounds its memory).
+    pub const fn holds_m_bits(self) -> bool {
+        true
+    }
+
+    /// Bytes of this kind's raw (type 0) payload for `params`.
+    pub fn raw_len(self, params: &FilterParams) -> u64 {
+        params.byte_len()
+    }
+
+    /// Bytes a decoded full frame of this kind holds in memory, for the
+    /// expansion limit.
+    pub fn decoded_bytes(self, params: &FilterParams, payload_len: u64) -> u64 {
+        let _ = payload_len;
+        params.byte_len()
+    }
 }
 
 /// Smallest plain delta payload: the two 8-byte digests.

@@ -9,18 +9,23 @@
 
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
+pub mod any;
 pub mod error;
 pub mod header;
-pub mod limits;
-pub mod varint;
+/// The receiver's limits (they live in [`crate::wire`]; re-exported here
+/// where frame decoders look for them).
+pub use crate::wire::limits;
+/// LEB128 varints ([`crate::wire::varint`], re-exported for frame code).
+pub use crate::wire::varint;
 
 use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
+pub use any::{decode_any, encode_any, AnyFilter};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
-pub use limits::{DecodeLimits, DEFAULT_MAX_EXPANSION};
+pub use limits::{DecodeLimits, KindSet, DEFAULT_MAX_EXPANSION};
 
 /// Upper bound on the frame length [`encode`] produces for `filter`: the raw
 /// frame, since the encoder never sends a coded payload larger than raw.
@@ -326,6 +331,12 @@ fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usi
 /// Decodes the payload of a full frame whose header and CRC
 /// [`checked_frame`] has checked.
 pub(crate) fn decode_full(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter, DecodeError> {
+    if h.kind != FilterKind::Standard {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: FilterKind::Standard,
+        });
+    }
     let params = h.params;
     match h.filter_type {
         FilterType::Raw => Ok(BloomFilter::from_bytes(params, h.n, payload)?),

@@ -1,4 +1,12 @@
-//! Resource limits for decoding frames from untrusted peers.
+//! Resource limits for decoding frames from untrusted peers, and the
+//! format's own ranges for m and k.
+
+/// Largest number of hash positions per key the format allows.
+pub const MAX_K: u32 = 64;
+
+/// Largest number of bits a filter may have (2^56 bits = 8 PiB): far beyond
+/// memory, but it keeps `m` and byte counts well inside `u64` arithmetic.
+pub const MAX_M: u64 = 1 << 56;
 
 /// Bounds checked against every header-declared size *before* anything is
 /// allocated or decoded.
@@ -27,6 +35,36 @@ pub struct DecodeLimits {
     /// ⌈m/8⌉ > max_expansion · frame length. Deltas are exempt: they decode
     /// into the size of the base the receiver already holds.
     pub max_expansion: Option<u64>,
+    /// The filter kinds this receiver accepts (by wire id; all by default).
+    /// A frame of another kind is refused at its kind byte, before anything
+    /// is allocated, with an error that names the kind.
+    pub kinds: KindSet,
+}
+
+/// A set of filter kinds, by wire id (bit `id` set = kind `id` accepted).
+/// Kind ids are defined in `format::FilterKind`; this type only holds bits
+/// so that the limits stay below the format in the module layering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindSet(pub u64);
+
+impl KindSet {
+    /// Every kind.
+    pub const ALL: KindSet = KindSet(u64::MAX);
+
+    /// The set holding only the kinds with these wire ids (ids of 64 or
+    /// more are ignored).
+    pub fn of(ids: &[u8]) -> KindSet {
+        KindSet(
+            ids.iter()
+                .filter(|&&id| id < 64)
+                .fold(0, |set, &id| set | (1u64 << id)),
+        )
+    }
+
+    /// Whether kind id `id` is in the set.
+    pub const fn contains(self, id: u8) -> bool {
+        id < 64 && self.0 & (1u64 << id) != 0
+    }
 }
 
 /// The default expansion limit, 4096: every plan of [`crate::plan`] under
@@ -43,9 +81,10 @@ impl Default for DecodeLimits {
     fn default() -> Self {
         DecodeLimits {
             max_m: 1 << 32,
-            max_k: crate::filter::MAX_K,
+            max_k: MAX_K,
             max_frame_len: 1 << 30,
             max_expansion: Some(DEFAULT_MAX_EXPANSION),
+            kinds: KindSet::ALL,
         }
     }
 }
@@ -55,10 +94,11 @@ impl DecodeLimits {
     /// such as files this process wrote).
     pub fn unlimited() -> Self {
         DecodeLimits {
-            max_m: crate::filter::MAX_M,
-            max_k: crate::filter::MAX_K,
+            max_m: MAX_M,
+            max_k: MAX_K,
             max_frame_len: u64::MAX,
             max_expansion: None,
+            kinds: KindSet::ALL,
         }
     }
 }
