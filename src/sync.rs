@@ -245,6 +245,12 @@ pub struct Subscriber {
 impl Subscriber {
     /// A subscriber that decodes with `limits` and follows the stream of
     /// the first identified full frame it takes.
+    ///
+    /// Full frames are held to `limits.max_expansion` (4096 by default): a
+    /// publisher of a large filter that holds few keys (an empty cache, a
+    /// filter planned for more keys than it has yet) sends frames that
+    /// decode to more than 4096 times their size. Raise the limit for such
+    /// a stream if you trust its sender.
     pub fn new(limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,

@@ -49,7 +49,10 @@ fn keys(n: u64) -> impl Iterator<Item = String> {
 #[test]
 fn golden_frames_decode_to_the_reference_bits() {
     for g in goldens() {
-        let f = decode(&g.frame).unwrap_or_else(|e| panic!("{}: {e}", g.name));
+        // The format's own rules only: two goldens are empty multi-block
+        // filters, far past the default expansion limit.
+        let f = decode_with_limits(&g.frame, &DecodeLimits::unlimited())
+            .unwrap_or_else(|e| panic!("{}: {e}", g.name));
         assert_eq!(
             f.params(),
             &FilterParams::new(g.m, g.k, g.seed),
