@@ -90,6 +90,14 @@ pub enum FilterError {
     /// from seq − 1, so seq is at least 1.
     #[error("a delta's sequence number must be at least 1")]
     InvalidSeq,
+    /// A partitioned filter needs m to be a multiple of k.
+    #[error("a partitioned filter needs m to be a multiple of k (m = {m}, k = {k})")]
+    NotPartitionable {
+        /// m of the parameters.
+        m: u64,
+        /// k of the parameters.
+        k: u32,
+    },
     /// A packed bit array has the wrong length for `m`.
     #[error("bit array is {actual} bytes, m = {m} bits needs exactly {expected}")]
     BitArrayLength {
@@ -222,6 +230,16 @@ impl BloomFilter {
             self.words[(pos >> 6) as usize] |= 1u64 << (pos & 63);
         }
         self.n = self.n.saturating_add(1);
+    }
+
+    /// Sets bit `i` (crate-internal: kinds that place positions their own
+    /// way share this bit array). Bits at or past m are ignored.
+    pub(crate) fn set_bit(&mut self, i: u64) {
+        if i < self.params.m {
+            if let Some(w) = self.words.get_mut((i >> 6) as usize) {
+                *w |= 1u64 << (i & 63);
+            }
+        }
     }
 
     /// True if the key may be in the set; false if it certainly is not.

@@ -60,7 +60,7 @@ macro_rules! decoding_modules {
     )*};
 }
 
-decoding_modules!(coder, delta, format, wire);
+decoding_modules!(coder, delta, format, kinds, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;

@@ -3,9 +3,11 @@
 //! caller's [`DecodeLimits`] (including the kinds it accepts), and
 //! [`encode_any`] writes any kind back. Each kind also has typed functions.
 
-use super::header::{FilterKind, FrameHeader};
+use super::header::{FilterKind, FilterType, FrameHeader, HeaderFields};
 use super::{checked_frame, DecodeError, DecodeLimits};
 use crate::filter::BloomFilter;
+use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::sparse::{self, SparseFilter};
 
 /// A decoded filter of any kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +15,10 @@ use crate::filter::BloomFilter;
 pub enum AnyFilter {
     /// [`FilterKind::Standard`].
     Standard(BloomFilter),
+    /// [`FilterKind::Partitioned`].
+    Partitioned(PartitionedBloomFilter),
+    /// [`FilterKind::Sparse`].
+    Sparse(SparseFilter),
 }
 
 impl AnyFilter {
@@ -20,6 +26,8 @@ impl AnyFilter {
     pub fn kind(&self) -> FilterKind {
         match self {
             AnyFilter::Standard(_) => FilterKind::Standard,
+            AnyFilter::Partitioned(_) => FilterKind::Partitioned,
+            AnyFilter::Sparse(_) => FilterKind::Sparse,
         }
     }
 
@@ -27,6 +35,8 @@ impl AnyFilter {
     pub fn contains(&self, key: &[u8]) -> bool {
         match self {
             AnyFilter::Standard(f) => f.contains(key),
+            AnyFilter::Partitioned(f) => f.contains(key),
+            AnyFilter::Sparse(f) => f.contains(key),
         }
     }
 
@@ -34,6 +44,8 @@ impl AnyFilter {
     pub fn len(&self) -> u64 {
         match self {
             AnyFilter::Standard(f) => f.len(),
+            AnyFilter::Partitioned(f) => f.len(),
+            AnyFilter::Sparse(f) => f.len(),
         }
     }
 
@@ -67,6 +79,8 @@ pub(crate) fn decode_any_payload(
 ) -> Result<AnyFilter, DecodeError> {
     match h.kind {
         FilterKind::Standard => super::decode_full(h, payload).map(AnyFilter::Standard),
+        FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
+        FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
         other => Err(DecodeError::UnsupportedKind {
             id: other.id(),
             name: Some(other.name()),
@@ -78,5 +92,92 @@ pub(crate) fn decode_any_payload(
 pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
     match f {
         AnyFilter::Standard(f) => super::encode(f),
+        AnyFilter::Partitioned(f) => encode_partitioned(f),
+        AnyFilter::Sparse(f) => encode_sparse(f),
     }
+}
+
+/// The one full frame in `data`, checked, with `kind` (else
+/// [`DecodeError::WrongKind`]).
+fn checked_of_kind<'a>(
+    data: &'a [u8],
+    limits: &DecodeLimits,
+    kind: FilterKind,
+) -> Result<(FrameHeader, &'a [u8]), DecodeError> {
+    let (h, payload, total) = checked_frame(data, limits)?;
+    if total < data.len() {
+        return Err(DecodeError::TrailingBytes {
+            offset: total as u64,
+            count: data.len().saturating_sub(total) as u64,
+        });
+    }
+    if h.kind != kind {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: kind,
+        });
+    }
+    Ok((h, payload))
+}
+
+/// Encodes a partitioned filter: its bit array, coded or raw (whichever is
+/// smaller), in a version-3 frame of kind 2.
+pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
+    super::encode_bits(f.bits(), FilterKind::Partitioned, None)
+}
+
+/// Decodes exactly one partitioned-filter frame occupying all of `data`.
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind.
+pub fn decode_partitioned(
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<PartitionedBloomFilter, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Partitioned)?;
+    decode_partitioned_payload(&h, payload)
+}
+
+fn decode_partitioned_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+) -> Result<PartitionedBloomFilter, DecodeError> {
+    // The header checked that m is a multiple of k.
+    Ok(PartitionedBloomFilter::from_bits(super::decode_bits(h, payload)?)?)
+}
+
+/// Encodes a sparse filter: its positions as Rice-coded gaps in a
+/// version-3 frame of kind 4 (docs/FORMAT.md section 8.4). Never
+/// materialises m bits.
+pub fn encode_sparse(f: &SparseFilter) -> Vec<u8> {
+    let positions: Vec<u64> = f.positions().collect();
+    let mut payload = Vec::new();
+    sparse::encode_payload(&positions, f.params().m, &mut payload);
+    let fields = HeaderFields {
+        kind: FilterKind::Sparse,
+        ..HeaderFields::plain(FilterType::Coded)
+    };
+    super::frame_bytes(f.params(), f.len(), &fields, &payload)
+}
+
+/// Decodes exactly one sparse-filter frame occupying all of `data`,
+/// straight into the positions form: memory proportional to the positions,
+/// whatever m is (the receiver's `max_m` does not apply to this kind; the
+/// frame-length and expansion limits do).
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind.
+pub fn decode_sparse(data: &[u8], limits: &DecodeLimits) -> Result<SparseFilter, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Sparse)?;
+    decode_sparse_payload(&h, payload)
+}
+
+fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<SparseFilter, DecodeError> {
+    let set = sparse::decode_payload(payload, h.params.m).map_err(|source| {
+        DecodeError::Sparse {
+            offset: h.header_len,
+            source,
+        }
+    })?;
+    Ok(SparseFilter::from_parts(h.params, h.n, set))
 }

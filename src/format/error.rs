@@ -127,6 +127,14 @@ pub enum DecodeError {
         /// What the coder found.
         source: CoderError,
     },
+    /// A sparse-kind payload is malformed.
+    #[error("sparse payload at frame byte {offset}: {source}")]
+    Sparse {
+        /// Frame offset of the payload's first byte.
+        offset: usize,
+        /// What is wrong, and where in the payload.
+        source: crate::kinds::sparse::SparseError,
+    },
     /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
     #[error("decoded filter invalid: {0}")]
     Filter(#[from] FilterError),

@@ -181,7 +181,10 @@ impl FilterKind {
 
     /// Whether this build decodes frames of this kind.
     pub const fn is_supported(self) -> bool {
-        matches!(self, FilterKind::Standard)
+        matches!(
+            self,
+            FilterKind::Standard | FilterKind::Partitioned | FilterKind::Sparse
+        )
     }
 
     /// Lower-case name used by the CLI and JSON output.
@@ -501,7 +504,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         seed,
         scheme,
     };
-    kind_rules(kind, filter_type, &params, payload_len, len_at)?;
+    kind_rules(kind, filter_type, &params, payload_len, (m_at, len_at))?;
     // A declared payload_len near 2^64 must not wrap the frame length
     // (found by the apply_arbitrary fuzz target).
     if (header_len as u64)
@@ -557,7 +560,7 @@ fn kind_rules(
     filter_type: FilterType,
     params: &FilterParams,
     payload_len: u64,
-    len_at: usize,
+    (m_at, len_at): (usize, usize),
 ) -> Result<(), DecodeError> {
     let invalid = |reason| {
         Err(DecodeError::InvalidField {
@@ -566,6 +569,43 @@ fn kind_rules(
             reason,
         })
     };
+    match kind {
+        FilterKind::Partitioned
+            if params.m.checked_rem(u64::from(params.k)).is_none_or(|r| r != 0) =>
+        {
+            return Err(DecodeError::InvalidField {
+                offset: m_at,
+                field: "m",
+                reason: "a partitioned filter's m is a multiple of k",
+            });
+        }
+        FilterKind::Sparse if filter_type != FilterType::Coded => {
+            return Err(DecodeError::InvalidField {
+                offset: 3,
+                field: "filter type",
+                reason: "the sparse kind is sent only as type 1 (Rice-coded positions)",
+            });
+        }
+        FilterKind::Partitioned | FilterKind::Sparse if filter_type.is_delta() => {
+            return Err(DecodeError::InvalidField {
+                offset: 3,
+                field: "filter type",
+                reason: "this kind has no delta frames",
+            });
+        }
+        // Positions have no raw form to fall back to, so a sparse payload may
+        // be longer than ⌈m/8⌉ (a dense set): its decoder is linear in the
+        // payload and holds at most 64 bytes per payload byte.
+        FilterKind::Sparse if payload_len == 0 => {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "payload_len",
+                reason: "a sparse payload holds at least its position count",
+            });
+        }
+        FilterKind::Sparse => return Ok(()),
+        _ => {}
+    }
     let raw_len = kind.raw_len(params);
     match filter_type {
         FilterType::Raw if payload_len != raw_len => {
@@ -591,7 +631,7 @@ impl FilterKind {
     /// Whether a decoded filter of this kind holds an array of at least m
     /// bits (so the receiver's `max_m` bounds its memory).
     pub const fn holds_m_bits(self) -> bool {
-        true
+        !matches!(self, FilterKind::Sparse)
     }
 
     /// Bytes of this kind's raw (type 0) payload for `params`.
@@ -602,8 +642,13 @@ impl FilterKind {
     /// Bytes a decoded full frame of this kind holds in memory, for the
     /// expansion limit.
     pub fn decoded_bytes(self, params: &FilterParams, payload_len: u64) -> u64 {
-        let _ = payload_len;
-        params.byte_len()
+        match self {
+            // At most 8 positions per payload byte (a gap takes a bit at
+            // least), each at most 2 + 56 bits in the Elias–Fano list, plus
+            // its select samples: under 64 bytes per payload byte.
+            FilterKind::Sparse => payload_len.saturating_mul(64),
+            _ => params.byte_len(),
+        }
     }
 }
 

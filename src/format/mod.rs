@@ -22,7 +22,10 @@ use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
-pub use any::{decode_any, encode_any, AnyFilter};
+pub use any::{
+    decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned, encode_sparse,
+    AnyFilter,
+};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
 pub use limits::{DecodeLimits, KindSet, DEFAULT_MAX_EXPANSION};
@@ -86,6 +89,16 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
+    encode_bits(filter, FilterKind::Standard, Some(id))
+}
+
+/// A bit array of `kind` (standard or partitioned) as its smallest frame,
+/// coded or raw, with an optional identity.
+pub(crate) fn encode_bits(
+    filter: &BloomFilter,
+    kind: FilterKind,
+    identity: Option<UpdateId>,
+) -> Vec<u8> {
     let p = filter.params();
     let mut payload = Vec::new();
     coder::encode(filter.as_words(), p.m, &mut payload);
@@ -95,8 +108,9 @@ pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
         (FilterType::Raw, filter.to_bytes())
     };
     let fields = HeaderFields {
-        identity: Some(id),
-        ..HeaderFields::plain(ty)
+        filter_type: ty,
+        kind,
+        identity,
     };
     frame_bytes(p, filter.len(), &fields, &payload)
 }
@@ -337,6 +351,11 @@ pub(crate) fn decode_full(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter
             expected: FilterKind::Standard,
         });
     }
+    decode_bits(h, payload)
+}
+
+/// Decodes the bit array of a checked full frame (standard or partitioned).
+pub(crate) fn decode_bits(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter, DecodeError> {
     let params = h.params;
     match h.filter_type {
         FilterType::Raw => Ok(BloomFilter::from_bytes(params, h.n, payload)?),
