@@ -57,7 +57,8 @@ fn sparse_round_trips_and_matches_the_standard_filter() {
         let frame = encode_sparse(&f);
         let back = decode_sparse(&frame, &DecodeLimits::unlimited()).unwrap();
         let ok = back == f
-            && decode_any(&frame, &DecodeLimits::unlimited()).unwrap() == AnyFilter::Sparse(f.clone())
+            && decode_any(&frame, &DecodeLimits::unlimited()).unwrap()
+                == AnyFilter::Sparse(f.clone())
             && keys.iter().all(|key| back.contains(key));
         if !ok {
             return false;
@@ -157,14 +158,18 @@ fn sparse_frame_size_near_the_entropy_at_f_2_pow_minus_19() {
     let entropy = compressed_bloom::math::log2_binomial(m, f.count_ones()) / n as f64;
     println!("sparse at m/n = 2^19: {bits_per_key:.3} bits per key, entropy {entropy:.3}");
     assert!(bits_per_key < 20.7, "{bits_per_key}");
-    assert!(bits_per_key > entropy, "below the entropy bound: {bits_per_key}");
+    assert!(
+        bits_per_key > entropy,
+        "below the entropy bound: {bits_per_key}"
+    );
 }
 
 #[test]
 fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them() {
     let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_le_bytes().to_vec()).collect();
     let part = encode_partitioned(&partitioned(300, 3, 1, &keys));
-    let sparse = encode_sparse(&SparseFilter::from_keys(FilterParams::new(1 << 30, 1, 1), &keys).unwrap());
+    let sparse =
+        encode_sparse(&SparseFilter::from_keys(FilterParams::new(1 << 30, 1, 1), &keys).unwrap());
     let std_frame = encode(&BloomFilter::new(FilterParams::new(300, 3, 1)).unwrap());
     let lim = DecodeLimits::unlimited();
     assert!(matches!(

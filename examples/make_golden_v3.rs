@@ -1,0 +1,64 @@
+//! Writes the version-3 golden frames (tests/vectors/v3_*.cbf): the
+//! partitioned and sparse kinds and frames with an update identity. Run by
+//! `tools/make_golden_v3.sh`, which decodes each with tools/ref_kinds.py
+//! (written from docs/FORMAT.md alone) and checks it against the filter
+//! computed from the keys in Python. Golden vectors are a contract: rerun
+//! only with a format change.
+
+use compressed_bloom::format::{encode_partitioned, encode_sparse, encode_with_identity};
+use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::kinds::sparse::SparseFilter;
+use compressed_bloom::{delta, BloomFilter, FilterParams, UpdateId};
+
+fn keys(from: u64, to: u64) -> impl Iterator<Item = String> {
+    (from..=to).map(|i| format!("key-{i}"))
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "tests/vectors".into());
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(format!("{dir}/{name}.cbf"), bytes).unwrap();
+        println!("{name} {}", bytes.len());
+    };
+    for (name, m, k, seed, n) in [
+        ("v3_part_k3", 3000u64, 3u32, 5u64, 200u64),
+        ("v3_part_raw", 96, 4, 1, 30),
+    ] {
+        let mut f = PartitionedBloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
+        for key in keys(1, n) {
+            f.insert(key.as_bytes());
+        }
+        write(name, &encode_partitioned(&f));
+    }
+    for (name, m, k, seed, n) in [
+        ("v3_sparse_k1", 1u64 << 40, 1u32, 2u64, 500u64),
+        ("v3_sparse_empty", 1000, 2, 0, 0),
+        ("v3_sparse_dense", 5000, 2, 3, 300),
+    ] {
+        let f = SparseFilter::from_keys(FilterParams::new(m, k, seed), keys(1, n)).unwrap();
+        write(name, &encode_sparse(&f));
+    }
+    // A standard filter with an identity, and a delta (identity seq 1) from
+    // it to the keys key-51..key-1050.
+    let p = FilterParams::new(14_000, 2, 0);
+    let mut a = BloomFilter::new(p).unwrap();
+    for key in keys(1, 1000) {
+        a.insert(key.as_bytes());
+    }
+    let mut b = BloomFilter::new(p).unwrap();
+    for key in keys(51, 1050) {
+        b.insert(key.as_bytes());
+    }
+    let id = UpdateId {
+        stream: 7,
+        epoch: 3,
+        seq: 0,
+    };
+    write("v3_ident_full", &encode_with_identity(&a, id));
+    write(
+        "v3_ident_delta",
+        &delta::encode_delta_with_identity(&a, &b, UpdateId { seq: 1, ..id }).unwrap(),
+    );
+}

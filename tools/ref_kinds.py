@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""A reference decoder for version-3 frames of docs/FORMAT.md, written from
+the document alone: the version-3 header (section 2.2) with its update
+identity (section 5), and the partitioned (8.2) and sparse (8.4) kinds. The
+coded bit array of section 3 comes from tools/ref_decoder.py.
+
+    python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, or positions one per line)
+    python3 tools/ref_kinds.py expect KIND M K SEED N OUT
+        # the same OUT computed from the keys key-1..key-N with XXH3 (pip install xxhash),
+        # independently of any frame
+
+Prints the header fields.
+"""
+import sys
+
+import ref_decoder as rd
+
+
+def decode_v3(frame: bytes):
+    if frame[:2] != rd.MAGIC:
+        raise rd.FrameError("bad magic")
+    if len(frame) < 7:
+        raise rd.FrameError("truncated")
+    version, ftype, scheme, flags, kind = frame[2], frame[3], frame[4], frame[5], frame[6]
+    if version != 3 or scheme != 1 or flags & ~0x03:
+        raise rd.FrameError("unsupported header byte")
+    if flags & 0x02:
+        raise rd.FrameError("no metadata tag is defined")
+    at = 7
+    seed, at = rd.varint(frame, at)
+    m, at = rd.varint(frame, at)
+    k, at = rd.varint(frame, at)
+    n, at = rd.varint(frame, at)
+    header = dict(version=3, type=ftype, kind=kind, seed=seed, m=m, k=k, n=n)
+    if flags & 0x01:
+        header["stream"], at = rd.varint(frame, at)
+        header["epoch"], at = rd.varint(frame, at)
+        header["seq"], at = rd.varint(frame, at)
+    plen, at = rd.varint(frame, at)
+    if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
+        raise rd.FrameError("m or k out of range")
+    if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
+        raise rd.FrameError("a delta's seq is at least 1")
+    raw_len = (m + 7) // 8
+    if kind in (0, 2):
+        if kind == 2 and m % k:
+            raise rd.FrameError("partitioned m is not a multiple of k")
+        if kind == 2 and ftype not in (0, 1):
+            raise rd.FrameError("no such type for this kind")
+        if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
+                or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
+            raise rd.FrameError("payload length inconsistent with type")
+    elif kind == 4:
+        if ftype != 1 or plen < 1:
+            raise rd.FrameError("sparse frames are type 1 with a payload")
+    else:
+        raise rd.FrameError("kind not defined here")
+    end = at + plen
+    if len(frame) != end + 4:
+        raise rd.FrameError("frame length mismatch")
+    if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
+        raise rd.FrameError("checksum mismatch")
+    payload = frame[at:end]
+    if kind == 4:
+        return header, sparse_positions(payload, m)
+    # Standard and partitioned: the same bit array payloads as version 2.
+    v2 = bytearray(frame[:2]) + bytes([1 if ftype < 3 else 2, ftype, 1, 0])
+    for v in (seed, m, k, n, plen):
+        v2 += rd.put_varint(v)
+    v2 += payload
+    v2 += rd.crc32c(bytes(v2)).to_bytes(4, "little")
+    h2, out = rd.decode(bytes(v2))
+    for f in ("base_digest", "result_digest", "base_ones"):
+        if f in h2:
+            header[f] = h2[f]
+    return header, out
+
+
+def sparse_positions(payload: bytes, m: int):
+    w, q = rd.varint(payload, 0)
+    if w == 0:
+        if q != len(payload):
+            raise rd.FrameError("bytes after an empty count")
+        return []
+    if q >= len(payload):
+        raise rd.FrameError("no Rice parameter")
+    r = payload[q]
+    if r > 56:
+        raise rd.FrameError("Rice parameter above 56")
+    gaps = payload[q + 1:]
+    if w > min(m, 8 * len(gaps)):
+        raise rd.FrameError("too many positions")
+    bit = 0
+
+    def read():
+        nonlocal bit
+        if bit // 8 >= len(gaps):
+            raise rd.FrameError("truncated gaps")
+        v = (gaps[bit // 8] >> (bit % 8)) & 1
+        bit += 1
+        return v
+
+    out, nxt = [], 0
+    for _ in range(w):
+        quot = 0
+        while read():
+            quot += 1
+        low = 0
+        for i in range(r):
+            low |= read() << i
+        d = (quot << r) | low
+        if nxt + d > m - 1:
+            raise rd.FrameError("position past m")
+        out.append(nxt + d)
+        nxt = nxt + d + 1
+    if (bit + 7) // 8 != len(gaps):
+        raise rd.FrameError("bytes after the last gap")
+    while bit % 8:
+        if read():
+            raise rd.FrameError("padding bits set")
+    return out
+
+
+def key_positions(key: bytes, seed: int, m: int, k: int, partitioned: bool):
+    import xxhash
+    mask = (1 << 64) - 1
+    h = xxhash.xxh3_128_intdigest(key, seed=seed)
+    h1, h2 = h & mask, h >> 64
+    s = m // k if partitioned else m
+    out = []
+    for i in range(k):
+        g = (h1 + i * h2 + (i ** 3 - i) // 6) & mask
+        p = (g * s) >> 64
+        out.append(i * s + p if partitioned else p)
+    return out
+
+
+def expect(kind: int, m: int, k: int, seed: int, n: int):
+    ones = set()
+    for j in range(1, n + 1):
+        ones.update(key_positions(f"key-{j}".encode(), seed, m, k, kind == 2))
+    if kind == 4:
+        return sorted(ones)
+    packed = bytearray((m + 7) // 8)
+    for p in ones:
+        packed[p // 8] |= 1 << (p % 8)
+    return bytes(packed)
+
+
+def write(out, path):
+    if isinstance(out, list):
+        open(path, "w").write("".join(f"{p}\n" for p in out))
+    else:
+        open(path, "wb").write(out)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "decode":
+        header, out = decode_v3(open(sys.argv[2], "rb").read())
+        write(out, sys.argv[3])
+        print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "expect":
+        kind, m, k, seed, n = (int(a) for a in sys.argv[2:7])
+        write(expect(kind, m, k, seed, n), sys.argv[7])
