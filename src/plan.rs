@@ -23,6 +23,8 @@
 use crate::coder;
 use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
+
+pub mod kinds;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 use std::f64::consts::LN_2;
 use thiserror::Error;
@@ -129,7 +131,8 @@ pub struct Plan {
     pub m: u64,
     /// Hash positions per key.
     pub k: u32,
-    /// False-positive rate, finite formula (1 − (1 − 1/m)^{kn})^k.
+    /// False-positive rate: for a standard filter the finite formula
+    /// (1 − (1 − 1/m)^{kn})^k; a kind's plan ([`kinds`]) uses its own.
     pub fpr: f64,
     /// m / n.
     pub bits_per_key: f64,

@@ -1,0 +1,276 @@
+//! Plans for the partitioned and sparse kinds (docs/FORMAT.md section 8):
+//! the best m and k for a frame budget or a false-positive target, as for
+//! the standard filter, with each kind's own false-positive formula and
+//! frame size.
+//!
+//! * Partitioned: the same bit array on the wire (the standard size
+//!   model, plus the version-3 kind byte), m a multiple of k, and
+//!   f = (1 − (1 − 1/s)^n)^k with s = m/k.
+//! * Sparse: Rice-coded gaps. With w one bits, gaps are close to geometric
+//!   with p = w/m, so the best Rice parameter r costs
+//!   w·(1 + r) + w·c/(1 − c) bits, c = (1 − p)^(2^r); the bound adds z
+//!   standard deviations of both w and the unary parts. The budget sets
+//!   the false-positive rate directly: f ≈ (w/m)^k.
+
+use super::{
+    fpr_finite, invalid, largest_m, normal_quantile, smallest_m, too_small, zero_count_variance,
+    zero_fraction, Constraints, Plan, PlanError, SizeModel,
+};
+use crate::format::header;
+use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::sparse::MAX_RICE;
+use crate::wire::varint;
+use crate::FilterParams;
+
+/// Bytes a version-3 frame without identity adds to the version-1 header:
+/// the kind byte.
+const KIND_BYTE: f64 = 1.0;
+
+/// Expected Rice-coded bits of `w` uniformly placed positions in m bits at
+/// parameter r, and their variance from the unary parts.
+fn rice_bits(w: f64, m: f64, r: u32) -> (f64, f64) {
+    if w <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let p = (w / m).min(1.0);
+    let c = (-p).ln_1p().mul_add(2f64.powi(r as i32), 0.0).exp();
+    let c = c.min(1.0 - 1e-12);
+    let mean = w * (1.0 + f64::from(r)) + w * c / (1.0 - c);
+    let var = w * c / ((1.0 - c) * (1.0 - c));
+    (mean, var)
+}
+
+/// The encoder's Rice parameter for w positions in m bits (docs/FORMAT.md
+/// section 8.4), and the expected bits and their variance at it.
+fn best_rice(w: f64, m: f64) -> (u32, f64, f64) {
+    let mean_gap = ((m - w) / w.max(1.0)).max(0.0);
+    let center = if mean_gap < 1.0 {
+        0
+    } else {
+        mean_gap.log2().floor() as u32
+    };
+    let (lo, hi) = (
+        center.saturating_sub(3),
+        (center + 3).min(u32::from(MAX_RICE)),
+    );
+    (lo..=hi)
+        .map(|r| {
+            let (b, v) = rice_bits(w, m, r);
+            (r, b, v)
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, 0.0, 0.0))
+}
+
+/// Frame bytes of a sparse filter with `w` one bits (expected value, or a
+/// bound `z` deviations of the unary parts above).
+fn sparse_frame_bytes(m: u64, n: u64, k: u32, seed: u64, w: f64, z: f64) -> f64 {
+    let (_, bits, var) = best_rice(w, m as f64);
+    let payload = varint::len(w.round() as u64) as f64
+        + if w >= 0.5 { 1.0 } else { 0.0 }
+        + ((bits + z * var.sqrt()) / 8.0).ceil();
+    payload + header::frame_overhead(seed, m, k, n, payload as u64) as f64 + KIND_BYTE
+}
+
+/// The expected one bits and their sd for a filter of n keys.
+fn ones(m: u64, n: u64, k: u32) -> (f64, f64) {
+    (
+        m as f64 * (1.0 - zero_fraction(m, n, k)),
+        zero_count_variance(m, n, k).sqrt(),
+    )
+}
+
+fn sparse_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
+    let z = normal_quantile(cons.confidence);
+    let (mean, sd) = ones(m, n, k);
+    let expected = sparse_frame_bytes(m, n, k, cons.seed, mean, 0.0);
+    let bound = sparse_frame_bytes(m, n, k, cons.seed, mean + z * sd, z);
+    plan(n, m, k, fpr_finite(m, n, k), expected, bound, true, cons)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    n: u64,
+    m: u64,
+    k: u32,
+    fpr: f64,
+    expected: f64,
+    bound: f64,
+    coded: bool,
+    cons: &Constraints,
+) -> Plan {
+    Plan {
+        n,
+        m,
+        k,
+        fpr,
+        bits_per_key: m as f64 / n.max(1) as f64,
+        compressed_bits_per_key: expected * 8.0 / n.max(1) as f64,
+        expected_bytes: expected,
+        bound_bytes: bound.ceil() as u64,
+        confidence: cons.confidence,
+        coded,
+        delta_fraction: None,
+    }
+}
+
+/// Largest k the sparse planner tries: beyond a few positions per key the
+/// positions list stops being sparse.
+const SPARSE_MAX_K: u32 = 8;
+
+/// The sparse filter (k ≤ 8) with the lowest false-positive rate whose
+/// frame stays within `budget_bytes` with probability ≥ `cons.confidence`.
+/// `cons.max_m` does not bound a sparse filter's memory (it holds
+/// positions, not m bits), but it still caps m here, like the other plans.
+///
+/// # Errors
+/// Invalid constraints, or a budget too small for any frame.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::plan::{kinds::plan_sparse_for_size, Constraints};
+/// // 2.6 bytes per key: f close to 2^-19 with k = 1.
+/// let p = plan_sparse_for_size(100_000, 260_000, &Constraints::default())?;
+/// assert_eq!(p.k, 1);
+/// assert!(p.fpr < 2.5e-6 && p.bound_bytes <= 260_000, "{p:?}");
+/// # Ok::<(), compressed_bloom::plan::PlanError>(())
+/// ```
+pub fn plan_sparse_for_size(
+    n: u64,
+    budget_bytes: u64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap().min(SPARSE_MAX_K) {
+        let fits = |m: u64| sparse_plan(n, m, k, cons).bound_bytes <= budget_bytes;
+        let Some(m) = largest_m(cons.m_cap(), fits) else {
+            continue;
+        };
+        let p = sparse_plan(n, m, k, cons);
+        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
+            best = Some(p);
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    best.ok_or_else(|| too_small(budget_bytes))
+}
+
+/// The smallest expected sparse frame (k ≤ 8) whose false-positive rate is
+/// at most `target_fpr`.
+///
+/// # Errors
+/// Invalid arguments, or no m within `cons.max_m` reaches the target.
+pub fn plan_sparse_for_fpr(n: u64, target_fpr: f64, cons: &Constraints) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if !(target_fpr > 0.0 && target_fpr < 1.0) {
+        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap().min(SPARSE_MAX_K) {
+        let Some(m) = smallest_m(cons.m_cap(), |m| fpr_finite(m, n, k) <= target_fpr) else {
+            continue;
+        };
+        let p = sparse_plan(n, m, k, cons);
+        if best
+            .as_ref()
+            .is_none_or(|b| p.expected_bytes < b.expected_bytes)
+        {
+            best = Some(p);
+        }
+    }
+    best.ok_or_else(|| PlanError::Infeasible {
+        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
+    })
+}
+
+fn partitioned_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
+    let model = SizeModel::filter(m, n, k, cons.seed);
+    let z = normal_quantile(cons.confidence);
+    let fpr = PartitionedBloomFilter::formula_fpr(&FilterParams::new(m, k, cons.seed), n);
+    plan(
+        n,
+        m,
+        k,
+        fpr,
+        model.expected_frame_bytes() + KIND_BYTE,
+        model.bound_frame_bytes(z) + KIND_BYTE,
+        model.coded(),
+        cons,
+    )
+}
+
+/// The partitioned filter with the lowest false-positive rate whose frame
+/// stays within `budget_bytes` with probability ≥ `cons.confidence` (m a
+/// multiple of k).
+///
+/// # Errors
+/// Invalid constraints, or a budget too small for any frame.
+pub fn plan_partitioned_for_size(
+    n: u64,
+    budget_bytes: u64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap() {
+        let kk = u64::from(k);
+        if cons.m_cap() / kk == 0 {
+            break;
+        }
+        // Search over s = m/k.
+        let fits = |s: u64| partitioned_plan(n, s * kk, k, cons).bound_bytes <= budget_bytes;
+        let Some(s) = largest_m(cons.m_cap() / kk, fits) else {
+            continue;
+        };
+        let p = partitioned_plan(n, s * kk, k, cons);
+        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
+            best = Some(p);
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    best.ok_or_else(|| too_small(budget_bytes))
+}
+
+/// The smallest expected partitioned frame whose false-positive rate is at
+/// most `target_fpr`.
+///
+/// # Errors
+/// Invalid arguments, or no m within `cons.max_m` reaches the target.
+pub fn plan_partitioned_for_fpr(
+    n: u64,
+    target_fpr: f64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if !(target_fpr > 0.0 && target_fpr < 1.0) {
+        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap() {
+        let kk = u64::from(k);
+        if cons.m_cap() / kk == 0 {
+            break;
+        }
+        let ok = |s: u64| {
+            PartitionedBloomFilter::formula_fpr(&FilterParams::new(s * kk, k, 0), n) <= target_fpr
+        };
+        let Some(s) = smallest_m(cons.m_cap() / kk, ok) else {
+            continue;
+        };
+        let p = partitioned_plan(n, s * kk, k, cons);
+        if best
+            .as_ref()
+            .is_none_or(|b| p.expected_bytes < b.expected_bytes)
+        {
+            best = Some(p);
+        }
+    }
+    best.ok_or_else(|| PlanError::Infeasible {
+        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
+    })
+}
