@@ -5,6 +5,7 @@
 //! cargo run --release -- compare     # sizes and speeds vs zstd, xz, brotli, arithmetic-coding
 //! cargo run --release -- simulate    # the paper's Section III.A simulations (10,000 trials)
 //! cargo run --release -- delta       # Section IV: delta sizes, and the m/n = 32 simulation
+//! cargo run --release -- kinds       # bits per key at FPR 2^-8, 2^-16, 2^-20: every kind vs binary fuse and BIP158
 //! ```
 //!
 //! Needs the `zstd`, `xz` and `brotli` command-line tools. Bit arrays are Bloom
@@ -225,7 +226,7 @@ fn simulate() {
 
 /// Payload length from a frame's header.
 fn payload_len(frame: &[u8]) -> usize {
-    let h = compressed_bloom::inspect(frame, &compressed_bloom::DecodeLimits::default()).unwrap();
+    let h = compressed_bloom::inspect(frame, &compressed_bloom::DecodeLimits::unlimited()).unwrap();
     h.payload_len as usize
 }
 
@@ -234,8 +235,9 @@ fn main() {
         Some("compare") => compare(),
         Some("simulate") => simulate(),
         Some("delta") => deltas(),
+        Some("kinds") => kinds(),
         _ => {
-            eprintln!("usage: compare | simulate | delta");
+            eprintln!("usage: compare | simulate | delta | kinds");
             std::process::exit(2);
         }
     }
@@ -353,8 +355,137 @@ impl Stats {
 }
 
 fn payload_len_any(frame: &[u8]) -> usize {
-    compressed_bloom::delta::inspect_delta(frame, &Default::default())
+    compressed_bloom::delta::inspect_delta(frame, &compressed_bloom::DecodeLimits::unlimited())
         .unwrap()
         .frame
         .payload_len as usize
+}
+
+/// Transmitted bits per key at a target false-positive rate: the best plan
+/// of each kind of this crate (built from n keys and encoded: measured frame
+/// sizes), a standard Bloom filter sent raw, a binary fuse filter (xorf,
+/// measured), and a Golomb-coded set with BIP158's construction (computed
+/// from its specification). False-positive rates are measured on 10^7
+/// non-members where that gives at least a few hits.
+fn kinds() {
+    use compressed_bloom::format::{encode_partitioned, encode_sparse};
+    use compressed_bloom::kinds::{partitioned::PartitionedBloomFilter, sparse::SparseFilter};
+    use compressed_bloom::plan::kinds::{plan_partitioned_for_fpr, plan_sparse_for_fpr};
+    use compressed_bloom::plan::{fpr_finite, plan_for_fpr, Constraints};
+    use xorf::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Filter};
+
+    let n = 1_000_000u64;
+    let queries = 10_000_000u64;
+    let key = |i: u64| format!("member:{i}");
+    let stranger = |i: u64| format!("stranger:{i}");
+    // Filters held as m bits are capped at 1 GiB of memory (2^33 bits);
+    // the sparse kind holds positions and needs no cap.
+    let capped = Constraints {
+        max_m: 1 << 33,
+        ..Constraints::default()
+    };
+    let free = Constraints::default();
+    let measure = |contains: &dyn Fn(&[u8]) -> bool| -> f64 {
+        let hits = (0..queries).filter(|&i| contains(stranger(i).as_bytes())).count();
+        hits as f64 / queries as f64
+    };
+    let bpk = |bytes: usize| bytes as f64 * 8.0 / n as f64;
+    println!("n = {n} keys, FPR measured on {queries} non-members");
+    println!("| target f | filter | k | bits per key sent | f (formula) | f (measured) |");
+    println!("|---|---|---|---|---|---|");
+    for b in [8u32, 16, 20] {
+        let f = 0.5f64.powi(b as i32);
+        let row = |name: &str, k: String, bits: f64, formula: f64, measured: Option<f64>| {
+            let m = measured.map_or("-".to_string(), |v| format!("{v:.3e}"));
+            println!("| 2^-{b} | {name} | {k} | {bits:.2} | {formula:.3e} | {m} |");
+        };
+        let measurable = f * queries as f64 >= 5.0;
+        // Standard Bloom filter, k = round(log2(1/f)), smallest m, sent raw.
+        let k_std = b;
+        let mut lo = n;
+        while fpr_finite(lo * 2, n, k_std) > f {
+            lo *= 2;
+        }
+        let (mut l, mut h) = (lo, lo * 2);
+        while h - l > 1 {
+            let mid = (l + h) / 2;
+            if fpr_finite(mid, n, k_std) <= f { h = mid } else { l = mid }
+        }
+        let raw_bits = bpk(h.div_ceil(8) as usize + 20);
+        row("standard Bloom, uncompressed", k_std.to_string(), raw_bits, fpr_finite(h, n, k_std), None);
+        // This crate: standard compressed, partitioned, sparse.
+        if let Ok(p) = plan_for_fpr(n, f, &capped) {
+            let mut flt = BloomFilter::new(FilterParams::new(p.m, p.k, 1)).unwrap();
+            for i in 0..n {
+                flt.insert(key(i).as_bytes());
+            }
+            let frame = encode(&flt);
+            let meas = measurable.then(|| measure(&|q| flt.contains(q)));
+            row("compressed standard (this crate, m <= 2^33)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+        }
+        if let Ok(p) = plan_partitioned_for_fpr(n, f, &capped) {
+            let mut flt = PartitionedBloomFilter::new(FilterParams::new(p.m, p.k, 1)).unwrap();
+            for i in 0..n {
+                flt.insert(key(i).as_bytes());
+            }
+            let frame = encode_partitioned(&flt);
+            let meas = measurable.then(|| measure(&|q| flt.contains(q)));
+            row("compressed partitioned (this crate, m <= 2^33)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+        }
+        if let Ok(p) = plan_sparse_for_fpr(n, f, &free) {
+            let flt = SparseFilter::from_keys(FilterParams::new(p.m, p.k, 1), (0..n).map(key)).unwrap();
+            let frame = encode_sparse(&flt);
+            let meas = measurable.then(|| measure(&|q| flt.contains(q)));
+            row("sparse (this crate)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+        }
+        // Binary fuse filters: fingerprints of 8, 16 or 32 bits.
+        let hashes: Vec<u64> = (0..n)
+            .map(|i| xxhash_like(key(i).as_bytes()))
+            .collect();
+        let fuse_measure = |contains: &dyn Fn(u64) -> bool| -> f64 {
+            let hits = (0..queries).filter(|&i| contains(xxhash_like(stranger(i).as_bytes()))).count();
+            hits as f64 / queries as f64
+        };
+        match b {
+            8 => {
+                let fl = BinaryFuse8::try_from(&hashes).unwrap();
+                let meas = fuse_measure(&|h| fl.contains(&h));
+                row("binary fuse 8 (xorf)", "-".into(), bpk(fl.fingerprints.len()), 1.0 / 256.0, Some(meas));
+            }
+            16 => {
+                let fl = BinaryFuse16::try_from(&hashes).unwrap();
+                let meas = fuse_measure(&|h| fl.contains(&h));
+                row("binary fuse 16 (xorf)", "-".into(), bpk(fl.fingerprints.len() * 2), 0.5f64.powi(16), Some(meas));
+            }
+            _ => {
+                let fl = BinaryFuse32::try_from(&hashes).unwrap();
+                row("binary fuse 32 (xorf; no 20-bit variant)", "-".into(), bpk(fl.fingerprints.len() * 4), 0.5f64.powi(32), None);
+            }
+        }
+        // Golomb-coded set (BIP158's construction): hashes mapped to
+        // [0, n·M) with M = 1/f, sorted gaps Golomb-Rice coded with
+        // parameter P. Gaps are geometric with mean M, so a gap costs
+        // P + 1 + c/(1 − c) bits, c = exp(−2^P / M); the best integer P.
+        let mm = 1.0 / f;
+        let gcs = (0..=40)
+            .map(|p: i32| {
+                let c = (-(2f64.powi(p)) / mm).exp();
+                f64::from(p) + 1.0 + c / (1.0 - c)
+            })
+            .fold(f64::INFINITY, f64::min);
+        row("Golomb-coded set (BIP158 construction, computed)", "-".into(), gcs, f, None);
+    }
+    // BIP158's own parameters.
+    let c = (-(2f64.powi(19)) / 784_931.0).exp();
+    println!(
+        "\nBIP158 (P = 19, M = 784931): {:.2} bits per key at f = 1/784931 = 2^-{:.2}",
+        19.0 + 1.0 + c / (1.0 - c),
+        784_931f64.log2()
+    );
+}
+
+/// A 64-bit key hash for the xorf filters (they take u64 keys): the low
+/// half of the crate's XXH3-128 with seed 0.
+fn xxhash_like(key: &[u8]) -> u64 {
+    compressed_bloom::KeyHash::new(key, 0).h1
 }
