@@ -1,5 +1,7 @@
 //! Writes the version-3 golden frames (tests/vectors/v3_*.cbf): the
-//! partitioned and sparse kinds and frames with an update identity. Run by
+//! partitioned and sparse kinds and frames with an update identity; and
+//! version-1 frames of explicit bit sets that reach the coder's edge cases
+//! (tests/vectors/edge_*.cbf, listed in golden_edges.txt). Run by
 //! `tools/make_golden_v3.sh`, which decodes each with tools/ref_kinds.py
 //! (written from docs/FORMAT.md alone) and checks it against the filter
 //! computed from the keys in Python. Golden vectors are a contract: rerun
@@ -8,7 +10,7 @@
 use compressed_bloom::format::{encode_partitioned, encode_sparse, encode_with_identity};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::{delta, BloomFilter, FilterParams, UpdateId};
+use compressed_bloom::{delta, encode, BloomFilter, FilterParams, UpdateId};
 
 fn keys(from: u64, to: u64) -> impl Iterator<Item = String> {
     (from..=to).map(|i| format!("key-{i}"))
@@ -40,6 +42,33 @@ fn main() {
         let f = SparseFilter::from_keys(FilterParams::new(m, k, seed), keys(1, n)).unwrap();
         write(name, &encode_sparse(&f));
     }
+    // Coder edge cases (docs/FORMAT.md section 3.3), as plain version-1
+    // frames of explicit bit sets: an escape that ends exactly at the block
+    // end (then one zero-length bucket symbol), a minority bit at B − 1
+    // (likewise), and runs coded with t = 17 (low bits in two uniform
+    // chunks, 12 and 5 bits) in a one-block, four-lane filter.
+    let edges: [(&str, u64, &[u64]); 3] = [
+        ("edge_escape_at_end", 726, &[]),
+        ("edge_minority_at_end", 1000, &[3, 500, 999]),
+        (
+            "edge_t17_two_chunks",
+            (1 << 23) - 1,
+            &[1402531, 2519240, 3635949, 6155189, 7271898],
+        ),
+    ];
+    let mut list = String::from("# name m one-positions (k = 1, seed 0, n = 0; frames of explicit bit sets)\n");
+    for (name, m, ones) in edges {
+        let p = FilterParams::new(m, 1, 0);
+        let mut bytes = vec![0u8; m.div_ceil(8) as usize];
+        for &i in ones {
+            bytes[(i / 8) as usize] |= 1 << (i % 8);
+        }
+        let f = BloomFilter::from_bytes(p, 0, &bytes).unwrap();
+        write(name, &encode(&f));
+        let pos: Vec<String> = ones.iter().map(u64::to_string).collect();
+        list.push_str(&format!("{name} {m} {}\n", pos.join(" ")));
+    }
+    std::fs::write(format!("{dir}/golden_edges.txt"), list).unwrap();
     // A standard filter with an identity, and a delta (identity seq 1) from
     // it to the keys key-51..key-1050.
     let p = FilterParams::new(14_000, 2, 0);
