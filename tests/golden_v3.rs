@@ -188,3 +188,48 @@ fn coder_edge_goldens_decode_to_their_listed_bits() {
     }
     assert_eq!(seen, 3);
 }
+
+/// The frames printed in docs/FORMAT.md section 7 (so a reader without the
+/// repository can check a decoder) decode to what the text says, and the
+/// crate encodes the same bytes from the same content.
+#[test]
+fn frames_in_the_format_document_are_what_it_says() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md"))
+        .unwrap();
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let frames: Vec<Vec<u8>> = doc
+        .split('`')
+        .filter(|t| t.starts_with("cbf1") && t.len() > 30)
+        .map(hex)
+        .collect();
+    assert_eq!(frames.len(), 3, "three frames in section 7");
+    let lim = DecodeLimits::unlimited();
+    // 1. Version 1, coded, bits 3, 500, 999 of 1000.
+    let f = format::decode_with_limits(&frames[0], &lim).unwrap();
+    assert_eq!((frames[0][2], frames[0][3]), (1, 1));
+    assert_eq!((0..1000).filter(|&i| f.bit(i)).collect::<Vec<u64>>(), [3, 500, 999]);
+    assert_eq!(compressed_bloom::encode(&f), frames[0]);
+    // 2. Partitioned, raw, key-1..key-30.
+    let AnyFilter::Partitioned(p) = decode_any(&frames[1], &lim).unwrap() else {
+        panic!("kind")
+    };
+    let mut rebuilt = PartitionedBloomFilter::new(FilterParams::new(96, 4, 1)).unwrap();
+    for key in keys(1, 30) {
+        rebuilt.insert(key.as_bytes());
+    }
+    assert_eq!(p, rebuilt);
+    assert_eq!(p.bits().to_bytes(), hex("7bfd77f3b76bde8775dff46f"));
+    // 3. Sparse, positions 3, 500, 999.
+    let AnyFilter::Sparse(s) = decode_any(&frames[2], &lim).unwrap() else {
+        panic!("kind")
+    };
+    assert_eq!(s.positions().collect::<Vec<_>>(), [3, 500, 999]);
+    let same =
+        SparseFilter::from_positions(FilterParams::new(1000, 1, 0), 3, vec![999, 3, 500]).unwrap();
+    assert_eq!(encode_sparse(&same), frames[2]);
+}
