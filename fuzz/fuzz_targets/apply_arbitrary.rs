@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
         max_k: 64,
         max_frame_len: 1 << 20,
         max_expansion: None,
+        ..DecodeLimits::default()
     };
     match delta::apply(&mut base, data, &limits) {
         Ok(()) => {
