@@ -118,5 +118,61 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         apply_worst = apply_worst.max(peak);
     }
     println!("largest decode peak {worst} bytes, allowance {allowance}");
+
+    // Every kind at its limits, through decode_any: partitioned frames are
+    // bit arrays (the same allowance); sparse frames are not bounded by
+    // max_m but hold at most 64 bytes per payload byte (docs/FORMAT.md
+    // section 8.4), whatever m they declare.
+    use compressed_bloom::format::{decode_any, encode_partitioned, encode_sparse};
+    use compressed_bloom::kinds::{partitioned::PartitionedBloomFilter, sparse::SparseFilter};
+    let mut kind_frames: Vec<Vec<u8>> = Vec::new();
+    let mut part = PartitionedBloomFilter::new(FilterParams::new(max_m, 4, 1)).unwrap();
+    for i in 0..500_000u32 {
+        part.insert(&i.to_le_bytes());
+    }
+    kind_frames.push(encode_partitioned(&part));
+    let sparse = SparseFilter::from_keys(
+        FilterParams::new(1 << 50, 1, 1),
+        (0..100_000u32).map(|i| i.to_le_bytes()),
+    )
+    .unwrap();
+    kind_frames.push(encode_sparse(&sparse));
+    // Hostile sparse payloads behind valid v3 headers: a count far beyond
+    // the payload; and the densest list a payload can hold (r = 0, every
+    // gap 0: 8 positions per byte) in m = 2^56, where each position costs
+    // the most memory.
+    let v3 = |m: u64, payload: &[u8]| {
+        let mut f = vec![0xCB, 0xF1, 3, 1, 1, 0, 4];
+        for v in [0, m, 1, 0, payload.len() as u64] {
+            varint::put(&mut f, v);
+        }
+        f.extend_from_slice(payload);
+        let crc = crc32c::crc32c(&f);
+        f.extend_from_slice(&crc.to_le_bytes());
+        f
+    };
+    let mut huge_count = Vec::new();
+    varint::put(&mut huge_count, 1 << 40);
+    huge_count.extend_from_slice(&[0, 0, 0]);
+    kind_frames.push(v3(1 << 56, &huge_count));
+    let bytes = 100_000usize;
+    let mut densest = Vec::new();
+    varint::put(&mut densest, (bytes * 8) as u64);
+    densest.push(0);
+    densest.extend(std::iter::repeat_n(0u8, bytes));
+    kind_frames.push(v3(1 << 56, &densest));
+    let mut kind_worst = 0f64;
+    for (i, frame) in kind_frames.iter().enumerate() {
+        let mut ok = false;
+        let peak = peak_of(|| ok = decode_any(frame, &limits).is_ok());
+        let kind_allowance = allowance.max(64 * frame.len() + 128 * 1024);
+        assert!(
+            peak <= kind_allowance,
+            "kind frame {i}: {peak} bytes, allowance {kind_allowance}"
+        );
+        assert_eq!(ok, i != 2, "kind frame {i}");
+        kind_worst = kind_worst.max(peak as f64 / frame.len() as f64);
+    }
+    println!("kinds: largest peak per frame byte {kind_worst:.1}");
     println!("largest apply peak {apply_worst} bytes, allowance {apply_allowance}");
 }
