@@ -56,7 +56,9 @@ fn main() {
             &[1402531, 2519240, 3635949, 6155189, 7271898],
         ),
     ];
-    let mut list = String::from("# name m one-positions (k = 1, seed 0, n = 0; frames of explicit bit sets)\n");
+    let mut list = String::from(
+        "# name m one-positions (k = 1, seed 0, n = 0; frames of explicit bit sets)\n",
+    );
     for (name, m, ones) in edges {
         let p = FilterParams::new(m, 1, 0);
         let mut bytes = vec![0u8; m.div_ceil(8) as usize];

@@ -194,8 +194,8 @@ fn coder_edge_goldens_decode_to_their_listed_bits() {
 /// crate encodes the same bytes from the same content.
 #[test]
 fn frames_in_the_format_document_are_what_it_says() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md")).unwrap();
     let hex = |s: &str| -> Vec<u8> {
         (0..s.len())
             .step_by(2)
@@ -212,7 +212,10 @@ fn frames_in_the_format_document_are_what_it_says() {
     // 1. Version 1, coded, bits 3, 500, 999 of 1000.
     let f = format::decode_with_limits(&frames[0], &lim).unwrap();
     assert_eq!((frames[0][2], frames[0][3]), (1, 1));
-    assert_eq!((0..1000).filter(|&i| f.bit(i)).collect::<Vec<u64>>(), [3, 500, 999]);
+    assert_eq!(
+        (0..1000).filter(|&i| f.bit(i)).collect::<Vec<u64>>(),
+        [3, 500, 999]
+    );
     assert_eq!(compressed_bloom::encode(&f), frames[0]);
     // 2. Partitioned, raw, key-1..key-30.
     let AnyFilter::Partitioned(p) = decode_any(&frames[1], &lim).unwrap() else {

@@ -265,3 +265,37 @@ fn kind_plans_keep_their_budgets() {
     let sp = plan_sparse_for_size(100_000, 260_000, &cons).unwrap();
     assert!(sp.fpr < 2.5e-6 && sp.fpr > 1.0e-6, "{sp:?}");
 }
+
+#[test]
+fn partitioned_deltas_apply_to_partitioned_bases_only() {
+    use compressed_bloom::delta;
+    let keys: Vec<Vec<u8>> = (0..2_000u32).map(|i| i.to_le_bytes().to_vec()).collect();
+    let old = partitioned(60_000, 3, 4, &keys[..1_500]);
+    let new = partitioned(60_000, 3, 4, &keys[100..]);
+    let frame = delta::encode_delta_partitioned(&old, &new).unwrap();
+    assert_eq!((frame[2], frame[6]), (3, 2), "version 3, kind 2");
+    let lim = DecodeLimits::default();
+    let mut held = old.clone();
+    delta::apply_partitioned(&mut held, &frame, &lim).unwrap();
+    assert_eq!(held, new);
+    // Replayed: the base no longer matches; unchanged.
+    assert!(matches!(
+        delta::apply_partitioned(&mut held, &frame, &lim),
+        Err(DecodeError::WrongBase { .. })
+    ));
+    assert_eq!(held, new);
+    // Not to a standard filter with the same bits, and a standard delta not
+    // to a partitioned filter.
+    let mut std_base = old.bits().clone();
+    assert!(matches!(
+        delta::apply(&mut std_base, &frame, &lim),
+        Err(DecodeError::WrongKind { .. })
+    ));
+    let std_delta = delta::encode_delta(old.bits(), new.bits()).unwrap();
+    let mut p = old.clone();
+    assert!(matches!(
+        delta::apply_partitioned(&mut p, &std_delta, &lim),
+        Err(DecodeError::WrongKind { .. })
+    ));
+    assert_eq!(p, old);
+}

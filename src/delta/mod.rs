@@ -21,6 +21,8 @@ mod split;
 use crate::coder;
 use crate::filter::{zeroed_words, BloomFilter, FilterError};
 use crate::format::header::HeaderFields;
+use crate::format::FilterKind;
+use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
@@ -145,6 +147,7 @@ struct Change {
     xor: Vec<u64>,
     digests: Vec<u8>,
     identity: Option<UpdateId>,
+    kind: FilterKind,
 }
 
 impl Change {
@@ -172,6 +175,7 @@ impl Change {
             xor,
             digests,
             identity,
+            kind: FilterKind::Standard,
         })
     }
 
@@ -211,8 +215,9 @@ impl Change {
 
     fn fields(&self, ty: FilterType) -> HeaderFields {
         HeaderFields {
+            filter_type: ty,
+            kind: self.kind,
             identity: self.identity,
-            ..HeaderFields::plain(ty)
         }
     }
 
@@ -316,12 +321,6 @@ pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, 
 
 /// The delta header of a frame whose header and CRC are checked.
 pub(crate) fn delta_header(h: FrameHeader, payload: &[u8]) -> Result<DeltaHeader, DecodeError> {
-    if h.kind != format::FilterKind::Standard {
-        return Err(DecodeError::WrongKind {
-            found: h.kind,
-            expected: format::FilterKind::Standard,
-        });
-    }
     if !h.filter_type.is_delta() {
         return Err(DecodeError::WrongFrameType {
             found: h.filter_type,
@@ -582,6 +581,52 @@ fn checked_xor(
     Ok(xor)
 }
 
+/// Refuses a delta of another kind than the base's.
+fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
+    if d.frame.kind == kind {
+        Ok(())
+    } else {
+        Err(DecodeError::WrongKind {
+            found: d.frame.kind,
+            expected: kind,
+        })
+    }
+}
+
+/// Encodes the smallest delta (conditional or plain, as [`encode_delta`])
+/// that turns the partitioned filter `old` into `new`: the XOR of their bit
+/// arrays, in a version-3 frame of kind 2.
+///
+/// # Errors
+/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+pub fn encode_delta_partitioned(
+    old: &PartitionedBloomFilter,
+    new: &PartitionedBloomFilter,
+) -> Result<Vec<u8>, FilterError> {
+    let mut change = Change::new(old.bits(), new.bits(), None)?;
+    change.kind = FilterKind::Partitioned;
+    Ok(change.smallest(old.bits(), new.bits()))
+}
+
+/// Applies a partitioned filter's delta (kind 2) to `base`, as [`apply`]
+/// does for a standard filter; on any error `base` is unchanged.
+///
+/// # Errors
+/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+pub fn apply_partitioned(
+    base: &mut PartitionedBloomFilter,
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<(), DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Partitioned)?;
+    let mut bits = base.bits().clone();
+    let digest = digest(&bits);
+    apply_checked_kind(&mut bits, digest, data, &d, FilterKind::Partitioned)?;
+    *base = PartitionedBloomFilter::from_bits(bits)?;
+    Ok(())
+}
+
 /// Decodes a delta frame to its XOR bit array (as a filter with the frame's
 /// parameters and the new version's n). A conditional delta is coded given
 /// its base, so the base is needed; it must be the filter the delta names.
@@ -594,6 +639,7 @@ pub fn decode_xor(
     limits: &DecodeLimits,
 ) -> Result<(DeltaHeader, BloomFilter), DecodeError> {
     let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Standard)?;
     let words = checked_xor(base, digest(base), data, &d)?;
     Ok((
         d,
@@ -627,6 +673,7 @@ pub fn apply(
     // Check the frame before hashing the base: a bad frame costs no pass
     // over m.
     let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Standard)?;
     let base_digest = digest(base);
     apply_checked(base, base_digest, data, &d).map(|_| ())
 }
@@ -680,6 +727,18 @@ pub(crate) fn apply_checked(
     data: &[u8],
     d: &DeltaHeader,
 ) -> Result<u64, DecodeError> {
+    apply_checked_kind(base, base_digest, data, d, FilterKind::Standard)
+}
+
+/// [`apply_checked`] for a delta of `kind` (the base's bit array).
+fn apply_checked_kind(
+    base: &mut BloomFilter,
+    base_digest: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+    kind: FilterKind,
+) -> Result<u64, DecodeError> {
+    expect_kind(d, kind)?;
     let mut words = checked_xor(base, base_digest, data, d)?;
     // One pass: XOR a chunk into the result and hash it while it is cached.
     let mut digester = Digester::new(&d.frame.params);

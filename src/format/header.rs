@@ -586,7 +586,7 @@ fn kind_rules(
                 reason: "the sparse kind is sent only as type 1 (Rice-coded positions)",
             });
         }
-        FilterKind::Partitioned | FilterKind::Sparse if filter_type.is_delta() => {
+        FilterKind::Sparse if filter_type.is_delta() => {
             return Err(DecodeError::InvalidField {
                 offset: 3,
                 field: "filter type",
