@@ -42,6 +42,14 @@ fn main() {
         let f = SparseFilter::from_keys(FilterParams::new(m, k, seed), keys(1, n)).unwrap();
         write(name, &encode_sparse(&f));
     }
+    // A sparse delta from v3_sparse_dense to the keys key-51..key-350.
+    let sp = FilterParams::new(5000, 2, 3);
+    let old = SparseFilter::from_keys(sp, keys(1, 300)).unwrap();
+    let new = SparseFilter::from_keys(sp, keys(51, 350)).unwrap();
+    write(
+        "v3_sparse_delta",
+        &delta::encode_delta_sparse(&old, &new).unwrap(),
+    );
     // Coder edge cases (docs/FORMAT.md section 3.3), as plain version-1
     // frames of explicit bit sets: an escape that ends exactly at the block
     // end (then one zero-length bucket symbol), a minority bit at B − 1

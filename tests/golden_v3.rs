@@ -128,14 +128,34 @@ fn v3_identified_delta_applies_to_the_reference_result() {
 }
 
 #[test]
+fn v3_sparse_delta_applies_to_the_reference_result() {
+    let lim = DecodeLimits::unlimited();
+    let base_frame = std::fs::read(format!("{DIR}/v3_sparse_dense.cbf")).unwrap();
+    let frame = std::fs::read(format!("{DIR}/v3_sparse_delta.cbf")).unwrap();
+    let mut base = compressed_bloom::format::decode_sparse(&base_frame, &lim).unwrap();
+    delta::apply_sparse(&mut base, &frame, &lim).unwrap();
+    assert_eq!(
+        base.positions().collect::<Vec<_>>(),
+        reference_positions("v3_sparse_delta")
+    );
+    let p = FilterParams::new(5000, 2, 3);
+    let old = SparseFilter::from_keys(p, keys(1, 300)).unwrap();
+    let new = SparseFilter::from_keys(p, keys(51, 350)).unwrap();
+    assert_eq!(base, new);
+    assert_eq!(delta::encode_delta_sparse(&old, &new).unwrap(), frame);
+}
+
+#[test]
 fn every_truncation_and_bit_flip_of_a_v3_golden_is_rejected() {
     let lim = DecodeLimits::unlimited();
     let mut frames: Vec<(String, Vec<u8>)> =
         goldens().into_iter().map(|g| (g.name, g.frame)).collect();
-    frames.push((
-        "v3_ident_delta".into(),
-        std::fs::read(format!("{DIR}/v3_ident_delta.cbf")).unwrap(),
-    ));
+    for name in ["v3_ident_delta", "v3_sparse_delta"] {
+        frames.push((
+            name.into(),
+            std::fs::read(format!("{DIR}/{name}.cbf")).unwrap(),
+        ));
+    }
     for (name, frame) in &frames {
         let is_delta = name.ends_with("delta");
         let accepted = |bytes: &[u8]| {

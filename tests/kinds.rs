@@ -299,3 +299,44 @@ fn partitioned_deltas_apply_to_partitioned_bases_only() {
     ));
     assert_eq!(p, old);
 }
+
+#[test]
+fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
+    use compressed_bloom::delta;
+    let p = FilterParams::new(1 << 44, 1, 8);
+    let keys = |from: u32, to: u32| (from..to).map(|i| i.to_le_bytes());
+    let old = SparseFilter::from_keys(p, keys(0, 10_000)).unwrap();
+    let new = SparseFilter::from_keys(p, keys(500, 10_500)).unwrap();
+    let frame = delta::encode_delta_sparse(&old, &new).unwrap();
+    assert_eq!((frame[2], frame[3], frame[6]), (3, 2, 4));
+    // About 1,000 changed positions at ~2^34 spacing: ~36 bits each.
+    assert!(frame.len() < 1_000 * 37 / 8 + 64, "{} bytes", frame.len());
+    let lim = DecodeLimits::default();
+    let summary = delta::summarize(&frame, &lim).unwrap();
+    assert_eq!(summary.changed_bits(), 1_000);
+    let mut held = old.clone();
+    delta::apply_sparse(&mut held, &frame, &lim).unwrap();
+    assert_eq!(held, new);
+    // Replayed: refused by the base digest, unchanged.
+    assert!(matches!(
+        delta::apply_sparse(&mut held, &frame, &lim),
+        Err(DecodeError::WrongBase { .. })
+    ));
+    assert_eq!(held, new);
+    // A wrong result digest (re-CRC'd) is refused.
+    let at = format::inspect(&frame, &lim).unwrap().header_len + 8;
+    let mut bad = frame.clone();
+    bad[at] ^= 1;
+    let body = bad.len() - 4;
+    let crc = crc32c::crc32c(&bad[..body]);
+    bad[body..].copy_from_slice(&crc.to_le_bytes());
+    let mut base = old.clone();
+    assert!(matches!(
+        delta::apply_sparse(&mut base, &bad, &lim),
+        Err(DecodeError::ResultMismatch { .. })
+    ));
+    assert_eq!(base, old);
+    // Other kinds' deltas are refused, and this one by other kinds.
+    let mut std_base = BloomFilter::new(FilterParams::new(1000, 1, 8)).unwrap();
+    assert!(delta::apply(&mut std_base, &frame, &lim).is_err());
+}

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=tests/vectors
 cargo run --quiet --release --example make_golden_v3 -- "$out"
 list="$out/golden_v3.txt"
-echo "# name kind m k seed n (keys key-1..key-N; v3_ident_delta: keys key-51..key-1050 applied to v3_ident_full)" > "$list"
+echo "# name kind m k seed n (keys key-1..key-N; deltas: v3_ident_delta gives key-51..key-1050 applied to v3_ident_full, v3_sparse_delta gives key-51..key-350 applied to v3_sparse_dense)" > "$list"
 check() { # name kind m k seed n ext
   local name=$1 kind=$2 m=$3 k=$4 seed=$5 n=$6 ext=$7
   python3 tools/ref_kinds.py decode "$out/$name.cbf" "$out/$name.$ext"
@@ -50,6 +50,13 @@ assert rd.digest(dh, result) == dh["result_digest"]
 open(f"{out}/v3_ident_delta.bits", "wb").write(result)
 PY
 echo "v3_ident_delta 0 14000 2 0 delta" >> "$list"
+# The sparse delta: applied by the reference to v3_sparse_dense, and checked
+# against the positions of the keys key-51..key-350.
+python3 tools/ref_kinds.py apply "$out/v3_sparse_dense.cbf" "$out/v3_sparse_delta.cbf" "$out/v3_sparse_delta.pos" >/dev/null
+python3 tools/ref_kinds.py expect 4 5000 2 3 350 /tmp/expect.$$ 51
+cmp "$out/v3_sparse_delta.pos" /tmp/expect.$$
+rm -f /tmp/expect.$$
+echo "v3_sparse_delta 4 5000 2 3 delta" >> "$list"
 # Coder edge cases: the reference decoder's bits must be the listed
 # positions (the list is what tests/golden_v3.rs compares the crate with).
 grep -v '^#' "$out/golden_edges.txt" | while read -r name m ones; do

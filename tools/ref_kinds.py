@@ -5,8 +5,9 @@ identity (section 5), and the partitioned (8.2) and sparse (8.4) kinds. The
 coded bit array of section 3 comes from tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, or positions one per line)
-    python3 tools/ref_kinds.py expect KIND M K SEED N OUT
-        # the same OUT computed from the keys key-1..key-N with XXH3 (pip install xxhash),
+    python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
+    python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
+        # the same OUT computed from the keys key-FIRST..key-N with XXH3 (pip install xxhash),
         # independently of any frame
 
 Prints the header fields.
@@ -51,8 +52,8 @@ def decode_v3(frame: bytes):
                 or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
             raise rd.FrameError("payload length inconsistent with type")
     elif kind == 4:
-        if ftype != 1 or plen < 1:
-            raise rd.FrameError("sparse frames are type 1 with a payload")
+        if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):
+            raise rd.FrameError("sparse frames are type 1 or 2 with a payload")
     else:
         raise rd.FrameError("kind not defined here")
     end = at + plen
@@ -61,6 +62,10 @@ def decode_v3(frame: bytes):
     if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise rd.FrameError("checksum mismatch")
     payload = frame[at:end]
+    if kind == 4 and ftype == 2:
+        header["base_digest"] = int.from_bytes(payload[0:8], "little")
+        header["result_digest"] = int.from_bytes(payload[8:16], "little")
+        return header, sparse_positions(payload[16:], m)
     if kind == 4:
         return header, sparse_positions(payload, m)
     # Standard and partitioned: the same bit array payloads as version 2.
@@ -121,6 +126,30 @@ def sparse_positions(payload: bytes, m: int):
     return out
 
 
+def sparse_digest(header, positions) -> int:
+    """Section 8.4: XXH3-64 of scheme, seed, m, k, 0x04, w, positions (u64 LE)."""
+    import xxhash
+    data = bytes([1]) + rd.put_varint(header["seed"]) + rd.put_varint(header["m"])
+    data += rd.put_varint(header["k"]) + bytes([4]) + rd.put_varint(len(positions))
+    data += b"".join(p.to_bytes(8, "little") for p in positions)
+    return xxhash.xxh3_64_intdigest(data, seed=0)
+
+
+def apply_sparse(base_frame: bytes, delta_frame: bytes):
+    bh, base = decode_v3(base_frame)
+    dh, changes = decode_v3(delta_frame)
+    if bh["kind"] != 4 or dh["kind"] != 4 or dh["type"] != 2:
+        raise rd.FrameError("need a sparse filter and a sparse delta")
+    if any(bh[f] != dh[f] for f in ("seed", "m", "k")):
+        raise rd.FrameError("parameters differ")
+    if sparse_digest(bh, base) != dh["base_digest"]:
+        raise rd.FrameError("delta was made from another base")
+    result = sorted(set(base) ^ set(changes))
+    if sparse_digest(dh, result) != dh["result_digest"]:
+        raise rd.FrameError("result digest mismatch")
+    return result
+
+
 def key_positions(key: bytes, seed: int, m: int, k: int, partitioned: bool):
     import xxhash
     mask = (1 << 64) - 1
@@ -135,9 +164,9 @@ def key_positions(key: bytes, seed: int, m: int, k: int, partitioned: bool):
     return out
 
 
-def expect(kind: int, m: int, k: int, seed: int, n: int):
+def expect(kind: int, m: int, k: int, seed: int, n: int, first: int = 1):
     ones = set()
-    for j in range(1, n + 1):
+    for j in range(first, n + 1):
         ones.update(key_positions(f"key-{j}".encode(), seed, m, k, kind == 2))
     if kind == 4:
         return sorted(ones)
@@ -159,6 +188,11 @@ if __name__ == "__main__":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         write(out, sys.argv[3])
         print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "apply":
+        out = apply_sparse(open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read())
+        write(out, sys.argv[4])
+        print("applied")
     elif sys.argv[1] == "expect":
         kind, m, k, seed, n = (int(a) for a in sys.argv[2:7])
-        write(expect(kind, m, k, seed, n), sys.argv[7])
+        first = int(sys.argv[8]) if len(sys.argv) > 8 else 1
+        write(expect(kind, m, k, seed, n, first), sys.argv[7])

@@ -23,6 +23,7 @@ use crate::filter::{zeroed_words, BloomFilter, FilterError};
 use crate::format::header::HeaderFields;
 use crate::format::FilterKind;
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::sparse::{self, SparseFilter};
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
@@ -520,6 +521,17 @@ fn decode_array(
 /// As [`inspect_delta`], and malformed coded bits.
 pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
     let d = inspect_delta(data, limits)?;
+    if d.frame.kind == FilterKind::Sparse {
+        let changes = sparse_changes(data, &d)?;
+        return Ok(DeltaSummary {
+            header: d,
+            parts: vec![DeltaPart {
+                bits: d.frame.params.m,
+                ones: changes.len(),
+                coded_bytes: plain_span(&d.frame).1,
+            }],
+        });
+    }
     let mut parts = Vec::with_capacity(2);
     for (bits, at, len) in coded_arrays(&d) {
         let mut ones = 0u64;
@@ -624,6 +636,80 @@ pub fn apply_partitioned(
     let digest = digest(&bits);
     apply_checked_kind(&mut bits, digest, data, &d, FilterKind::Partitioned)?;
     *base = PartitionedBloomFilter::from_bits(bits)?;
+    Ok(())
+}
+
+/// Encodes the delta that turns the sparse filter `old` into `new` (type 2
+/// under kind 4, docs/FORMAT.md section 8.4): the two filters' sparse
+/// digests, then the positions whose bit differs, Rice-coded like a sparse
+/// payload. Time and memory proportional to the positions, never to m.
+///
+/// # Errors
+/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec<u8>, FilterError> {
+    if old.params() != new.params() {
+        return Err(FilterError::ParamsMismatch {
+            left: *old.params(),
+            right: *new.params(),
+        });
+    }
+    let changes: Vec<u64> = sparse::symmetric_difference(old.positions(), new.positions()).collect();
+    let mut payload = Vec::with_capacity(DIGESTS_LEN.saturating_add(16));
+    payload.extend_from_slice(&sparse::digest(old).to_le_bytes());
+    payload.extend_from_slice(&sparse::digest(new).to_le_bytes());
+    sparse::encode_payload(&changes, new.params().m, &mut payload);
+    let fields = HeaderFields {
+        filter_type: FilterType::Delta,
+        kind: FilterKind::Sparse,
+        identity: None,
+    };
+    Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
+}
+
+/// The changed positions of a sparse delta, decoded.
+fn sparse_changes(data: &[u8], d: &DeltaHeader) -> Result<sparse::EliasFano, DecodeError> {
+    let (at, len) = plain_span(&d.frame);
+    sparse::decode_payload(frame_slice(data, at, len)?, d.frame.params.m)
+        .map_err(|source| DecodeError::Sparse { offset: at, source })
+}
+
+/// Applies a sparse filter's delta (type 2, kind 4) to `base`: checks the
+/// base's sparse digest, flips the listed positions, and checks the
+/// result's digest before replacing `base`; on any error `base` is
+/// unchanged. Memory: the result's positions and the changes.
+///
+/// # Errors
+/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+pub fn apply_sparse(
+    base: &mut SparseFilter,
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<(), DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Sparse)?;
+    if d.frame.params != *base.params() {
+        return Err(DecodeError::ParamsMismatch {
+            frame: d.frame.params,
+            filter: *base.params(),
+        });
+    }
+    let actual = sparse::digest(base);
+    if actual != d.base_digest {
+        return Err(DecodeError::WrongBase {
+            expected: d.base_digest,
+            actual,
+        });
+    }
+    let changes = sparse_changes(data, &d)?;
+    let result = sparse::apply_changes(base, &changes, d.frame.n)?;
+    let got = sparse::digest(&result);
+    if got != d.result_digest {
+        return Err(DecodeError::ResultMismatch {
+            expected: d.result_digest,
+            actual: got,
+        });
+    }
+    *base = result;
     Ok(())
 }
 

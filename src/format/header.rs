@@ -579,31 +579,33 @@ fn kind_rules(
                 reason: "a partitioned filter's m is a multiple of k",
             });
         }
-        FilterKind::Sparse if filter_type != FilterType::Coded => {
+        FilterKind::Sparse
+            if !matches!(filter_type, FilterType::Coded | FilterType::Delta) =>
+        {
             return Err(DecodeError::InvalidField {
                 offset: 3,
                 field: "filter type",
-                reason: "the sparse kind is sent only as type 1 (Rice-coded positions)",
-            });
-        }
-        FilterKind::Sparse if filter_type.is_delta() => {
-            return Err(DecodeError::InvalidField {
-                offset: 3,
-                field: "filter type",
-                reason: "this kind has no delta frames",
+                reason: "the sparse kind has types 1 (positions) and 2 (changed positions) only",
             });
         }
         // Positions have no raw form to fall back to, so a sparse payload may
         // be longer than ⌈m/8⌉ (a dense set): its decoder is linear in the
         // payload and holds at most 64 bytes per payload byte.
-        FilterKind::Sparse if payload_len == 0 => {
-            return Err(DecodeError::InvalidField {
-                offset: len_at,
-                field: "payload_len",
-                reason: "a sparse payload holds at least its position count",
-            });
+        FilterKind::Sparse => {
+            let least = if filter_type == FilterType::Delta {
+                DELTA_MIN_PAYLOAD.saturating_add(1)
+            } else {
+                1
+            };
+            if payload_len < least {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "payload_len",
+                    reason: "a sparse payload holds at least its position count (after the digests)",
+                });
+            }
+            return Ok(());
         }
-        FilterKind::Sparse => return Ok(()),
         _ => {}
     }
     let raw_len = kind.raw_len(params);

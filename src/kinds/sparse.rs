@@ -14,6 +14,7 @@ use crate::filter::{FilterError, FilterParams};
 use crate::hash::KeyHash;
 use crate::wire::varint;
 use thiserror::Error;
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Zeros between select samples of the Elias–Fano upper bits.
 const SAMPLE: u64 = 256;
@@ -496,6 +497,83 @@ impl BitWriter<'_> {
             self.out.push(self.acc as u8);
         }
     }
+}
+
+/// The content digest of a sparse filter (docs/FORMAT.md section 8.4):
+/// XXH3-64 (seed 0) of the scheme id (1 byte), the varints seed, m and k,
+/// the kind byte 4, the varint w, then each position as a u64 LE. Computed
+/// from the positions, in time and memory independent of m.
+pub fn digest(f: &SparseFilter) -> u64 {
+    let p = f.params();
+    let mut head = vec![p.scheme.id()];
+    for v in [p.seed, p.m, u64::from(p.k)] {
+        varint::put(&mut head, v);
+    }
+    head.push(4);
+    varint::put(&mut head, f.count_ones());
+    let mut h = Xxh3Default::new();
+    h.update(&head);
+    let mut buf = [0u8; 8 * 512];
+    let mut n = 0usize;
+    for pos in f.positions() {
+        if let Some(slot) = buf.get_mut(n..n.saturating_add(8)) {
+            slot.copy_from_slice(&pos.to_le_bytes());
+        }
+        n = n.saturating_add(8);
+        if n == buf.len() {
+            h.update(&buf);
+            n = 0;
+        }
+    }
+    h.update(buf.get(..n).unwrap_or_default());
+    h.digest()
+}
+
+/// The symmetric difference of two sorted lists (positions in exactly one
+/// of them), in increasing order.
+pub fn symmetric_difference<'a>(
+    a: impl Iterator<Item = u64> + 'a,
+    b: impl Iterator<Item = u64> + 'a,
+) -> impl Iterator<Item = u64> + 'a {
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    std::iter::from_fn(move || loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (Some(x), Some(y)) if x == y => {
+                a.next();
+                b.next();
+            }
+            (Some(x), Some(y)) if x < y => return a.next(),
+            (Some(_), Some(_)) => return b.next(),
+            (Some(_), None) => return a.next(),
+            (None, Some(_)) => return b.next(),
+            (None, None) => return None,
+        }
+    })
+}
+
+/// The filter `base` with the positions of `changes` flipped, declaring
+/// `n` keys. Memory: the result's Elias–Fano list.
+///
+/// # Errors
+/// No memory; a change at or past m cannot occur (the changes list was
+/// decoded for the same m).
+pub fn apply_changes(
+    base: &SparseFilter,
+    changes: &EliasFano,
+    n: u64,
+) -> Result<SparseFilter, FilterError> {
+    let count = symmetric_difference(base.positions(), changes.iter()).count() as u64;
+    let mut set = EliasFano::with_len(count, base.params.m)?;
+    for p in symmetric_difference(base.positions(), changes.iter()) {
+        set.push(p);
+    }
+    set.finish();
+    Ok(SparseFilter {
+        params: base.params,
+        n,
+        set,
+    })
 }
 
 /// Appends the sparse payload of sorted distinct `positions` below m:
