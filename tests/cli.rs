@@ -292,3 +292,198 @@ fn json_field(json: &str, key: &str) -> String {
         .trim_matches('"')
         .to_string()
 }
+
+/// Every kind this build supports round-trips through build, encode,
+/// decode, query, inspect, delta and apply (issue 10).
+#[test]
+fn every_kind_round_trips_through_the_cli() {
+    let dir = std::env::temp_dir().join(format!("cbloom-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old: String = (0..3000).map(|i| format!("k{i}\n")).collect();
+    let new: String = (100..3100).map(|i| format!("k{i}\n")).collect();
+    let probes: String = (0..3100).map(|i| format!("k{i}\n")).collect();
+    std::fs::write(p(&dir, "old.txt"), &old).unwrap();
+    std::fs::write(p(&dir, "new.txt"), &new).unwrap();
+    std::fs::write(p(&dir, "probes.txt"), &probes).unwrap();
+    for (kind, size) in [
+        ("standard", ["--bytes", "4000"]),
+        ("partitioned", ["--bytes", "4000"]),
+        ("sparse", ["--fpr", "0.0001"]),
+    ] {
+        for (keys, out) in [("old.txt", "old.cbf"), ("new.txt", "new.cbf")] {
+            ok(&[
+                "build",
+                "--type",
+                kind,
+                "--keys",
+                &p(&dir, keys),
+                size[0],
+                size[1],
+                "--seed",
+                "3",
+                "-o",
+                &p(&dir, out),
+            ]);
+        }
+        let frame = std::fs::read(p(&dir, "old.cbf")).unwrap();
+        if size[0] == "--bytes" {
+            assert!(frame.len() <= 4000, "{kind}: {} bytes", frame.len());
+        }
+        let v = String::from_utf8(ok(&["inspect", &p(&dir, "old.cbf"), "--json"])).unwrap();
+        assert_eq!(json_field(&v, "kind"), kind, "{v}");
+        // Queries: every member present, and the same answers after encode.
+        let q1 = ok(&[
+            "query",
+            &p(&dir, "old.cbf"),
+            "--keys",
+            &p(&dir, "probes.txt"),
+        ]);
+        let text = String::from_utf8(q1.clone()).unwrap();
+        for i in 0..3000 {
+            assert!(text.contains(&format!("k{i}\tpresent")), "{kind}: k{i}");
+        }
+        ok(&["encode", &p(&dir, "old.cbf"), "-o", &p(&dir, "re.cbf")]);
+        let q2 = ok(&[
+            "query",
+            &p(&dir, "re.cbf"),
+            "--keys",
+            &p(&dir, "probes.txt"),
+        ]);
+        assert_eq!(q1, q2, "{kind}");
+        // Decode: a raw frame of the kind, or the sparse kind's positions.
+        ok(&["decode", &p(&dir, "old.cbf"), "-o", &p(&dir, "dec.out")]);
+        if kind != "sparse" {
+            let q3 = ok(&[
+                "query",
+                &p(&dir, "dec.out"),
+                "--keys",
+                &p(&dir, "probes.txt"),
+            ]);
+            assert_eq!(q1, q3, "{kind}");
+        } else {
+            let lines = std::fs::read_to_string(p(&dir, "dec.out")).unwrap();
+            assert!(lines.lines().count() > 2_900, "{kind}");
+        }
+        // Delta and apply reproduce the new filter's answers.
+        ok(&[
+            "delta",
+            &p(&dir, "old.cbf"),
+            &p(&dir, "new.cbf"),
+            "-o",
+            &p(&dir, "d.cbf"),
+        ]);
+        let dv = String::from_utf8(ok(&["inspect", &p(&dir, "d.cbf"), "--json"])).unwrap();
+        assert_eq!(json_field(&dv, "kind"), kind, "{dv}");
+        ok(&[
+            "apply",
+            &p(&dir, "old.cbf"),
+            &p(&dir, "d.cbf"),
+            "-o",
+            &p(&dir, "applied.cbf"),
+        ]);
+        let qa = ok(&[
+            "query",
+            &p(&dir, "applied.cbf"),
+            "--keys",
+            &p(&dir, "probes.txt"),
+        ]);
+        let qn = ok(&[
+            "query",
+            &p(&dir, "new.cbf"),
+            "--keys",
+            &p(&dir, "probes.txt"),
+        ]);
+        assert_eq!(qa, qn, "{kind}");
+    }
+    // Kinds not in this build say so; `growing` is a name for `scalable`.
+    for kind in ["counting", "scalable", "growing"] {
+        let out = cbloom(
+            &[
+                "build",
+                "--type",
+                kind,
+                "--keys",
+                &p(&dir, "old.txt"),
+                "--bytes",
+                "4000",
+                "-o",
+                &p(&dir, "x.cbf"),
+            ],
+            None,
+        );
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("not in this build"), "{kind}: {err}");
+    }
+    // A delta between two kinds is refused with both named.
+    ok(&[
+        "build",
+        "--type",
+        "sparse",
+        "--keys",
+        &p(&dir, "old.txt"),
+        "--m",
+        "100000",
+        "--k",
+        "1",
+        "-o",
+        &p(&dir, "s.cbf"),
+    ]);
+    ok(&[
+        "build",
+        "--keys",
+        &p(&dir, "old.txt"),
+        "--m",
+        "100000",
+        "--k",
+        "1",
+        "-o",
+        &p(&dir, "t.cbf"),
+    ]);
+    let out = cbloom(
+        &[
+            "delta",
+            &p(&dir, "s.cbf"),
+            &p(&dir, "t.cbf"),
+            "-o",
+            &p(&dir, "x.cbf"),
+        ],
+        None,
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !out.status.success() && err.contains("sparse") && err.contains("standard"),
+        "{err}"
+    );
+}
+
+/// The default expansion limit refuses a nearly empty large filter;
+/// `--max-expansion` raises it (0 removes it).
+#[test]
+fn max_expansion_option() {
+    let dir = std::env::temp_dir().join(format!("cbloom-exp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(p(&dir, "one.txt"), "only\n").unwrap();
+    ok(&[
+        "build",
+        "--keys",
+        &p(&dir, "one.txt"),
+        "--m",
+        "100000000",
+        "--k",
+        "1",
+        "-o",
+        &p(&dir, "e.cbf"),
+    ]);
+    let out = cbloom(&["inspect", &p(&dir, "e.cbf")], None);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success() && err.contains("expansion"), "{err}");
+    ok(&["inspect", &p(&dir, "e.cbf"), "--max-expansion", "0"]);
+    ok(&[
+        "query",
+        &p(&dir, "e.cbf"),
+        "only",
+        "--max-expansion",
+        "1000000",
+    ]);
+}

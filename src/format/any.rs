@@ -126,6 +126,15 @@ pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
     super::encode_bits(f.bits(), FilterKind::Partitioned, None)
 }
 
+/// Encodes a partitioned filter's bit array uncoded (type 0, kind 2).
+pub fn encode_partitioned_raw(f: &PartitionedBloomFilter) -> Vec<u8> {
+    let fields = HeaderFields {
+        kind: FilterKind::Partitioned,
+        ..HeaderFields::plain(FilterType::Raw)
+    };
+    super::frame_bytes(f.params(), f.len(), &fields, &f.bits().to_bytes())
+}
+
 /// Decodes exactly one partitioned-filter frame occupying all of `data`.
 ///
 /// # Errors

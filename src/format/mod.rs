@@ -23,8 +23,8 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
 pub use any::{
-    decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned, encode_sparse,
-    AnyFilter,
+    decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned,
+    encode_partitioned_raw, encode_sparse, AnyFilter,
 };
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};

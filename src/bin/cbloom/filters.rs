@@ -1,12 +1,14 @@
 //! build, encode, decode, inspect, query.
 
 use crate::files::{progress, read_all, split_keys, write_all};
+use crate::kinds::{self, KindArg};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
 use compressed_bloom::delta;
+use compressed_bloom::format::AnyFilter;
 use compressed_bloom::math::log2_binomial;
-use compressed_bloom::plan::{self, Constraints};
-use compressed_bloom::{decode_with_limits, encode_as, BloomFilter, FilterParams, FilterType};
+use compressed_bloom::plan::Constraints;
+use compressed_bloom::{encode_as, BloomFilter, FilterParams, FilterType};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -37,8 +39,9 @@ pub(crate) struct SizeArgs {
 }
 
 impl SizeArgs {
-    /// (m, k) for n keys: given directly or through the planner.
-    pub(crate) fn resolve(&self, n: u64, seed: u64) -> CliResult<(u64, u32)> {
+    /// (m, k) for n keys of a filter kind: given directly or planned for
+    /// that kind.
+    pub(crate) fn resolve_kind(&self, kind: KindArg, n: u64, seed: u64) -> CliResult<(u64, u32)> {
         let mut cons = Constraints {
             max_k: self.max_k,
             confidence: self.confidence,
@@ -48,17 +51,12 @@ impl SizeArgs {
         if let Some(r) = self.max_bits_per_key {
             cons = cons.with_max_bits_per_key(r, n);
         }
-        match (self.m, self.k, self.bytes, self.fpr) {
-            (Some(m), Some(k), _, _) => Ok((m, k)),
-            (_, _, Some(z), _) => {
-                let p = plan::plan_for_size(n, z, &cons)?;
+        match (self.m, self.k) {
+            (Some(m), Some(k)) => Ok((m, k)),
+            _ => {
+                let p = kinds::plan_kind(kind, n, self.bytes, self.fpr, &cons)?;
                 Ok((p.m, p.k))
             }
-            (_, _, _, Some(f)) => {
-                let p = plan::plan_for_fpr(n, f, &cons)?;
-                Ok((p.m, p.k))
-            }
-            _ => Err("give --m and --k, --bytes, or --fpr".into()),
         }
     }
 }
@@ -79,6 +77,9 @@ pub(crate) struct BuildArgs {
     /// Write the uncompressed (raw) frame type.
     #[arg(long)]
     raw: bool,
+    /// The filter kind (`growing` is another name for `scalable`).
+    #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
+    kind: KindArg,
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
@@ -88,35 +89,30 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     let data = read_all(&a.keys)?;
     let keys = split_keys(&data);
     let n = a.n.unwrap_or(keys.len() as u64);
-    let (m, k) = a.size.resolve(n, a.seed)?;
-    let mut f = BloomFilter::new(FilterParams::new(m, k, a.seed))?;
+    let (m, k) = a.size.resolve_kind(a.kind, n, a.seed)?;
     let bar = progress(keys.len() as u64, "inserting");
-    for (i, key) in keys.iter().enumerate() {
-        f.insert(key);
-        if i % 65_536 == 0 {
-            bar.set_position(i as u64);
-        }
-    }
+    let frame = kinds::build_frame(
+        a.kind,
+        FilterParams::new(m, k, a.seed),
+        n,
+        keys.iter().enumerate().map(|(i, key)| {
+            if i % 65_536 == 0 {
+                bar.set_position(i as u64);
+            }
+            *key
+        }),
+        a.raw,
+    )?;
     bar.finish_and_clear();
-    f.set_len(n);
-    let frame = if a.raw {
-        encode_as(&f, FilterType::Raw)
-    } else {
-        compressed_bloom::encode(&f)
-    };
     write_all(&a.output, &frame)?;
     eprintln!(
-        "built m={m} k={k} n={n} from {} keys: {} bytes ({})",
+        "built {} m={m} k={k} n={n} from {} keys: {} bytes ({})",
+        format!("{:?}", a.kind).to_lowercase(),
         keys.len(),
         frame.len(),
         frame_type(&frame)
     );
     Ok(())
-}
-
-/// Reads a frame file (`-` for stdin) and decodes the full filter in it.
-fn read_filter(path: &std::path::Path, limits: &LimitArgs) -> CliResult<BloomFilter> {
-    Ok(decode_with_limits(&read_all(path)?, &limits.limits())?)
 }
 
 fn frame_type(frame: &[u8]) -> &'static str {
@@ -156,16 +152,22 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let f = if a.import_bits {
         let (m, k) = (a.m.unwrap_or(0), a.k.unwrap_or(0));
-        BloomFilter::from_bytes(FilterParams::new(m, k, a.seed), a.n, &data)?
+        AnyFilter::Standard(BloomFilter::from_bytes(
+            FilterParams::new(m, k, a.seed),
+            a.n,
+            &data,
+        )?)
     } else {
-        decode_with_limits(&data, &a.limits.limits())?
+        compressed_bloom::decode_any(&data, &a.limits.limits())?
     };
-    let frame = compressed_bloom::encode(&f);
+    let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
+    let p = kinds::params(&f);
     eprintln!(
-        "encoded m={} k={}: {} -> {} bytes ({})",
-        f.m(),
-        f.k(),
+        "encoded {} m={} k={}: {} -> {} bytes ({})",
+        f.kind().name(),
+        p.m,
+        p.k,
         data.len(),
         frame.len(),
         frame_type(&frame)
@@ -189,7 +191,49 @@ pub(crate) struct DecodeArgs {
 
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let f = decode_with_limits(&data, &a.limits.limits())?;
+    let f = match compressed_bloom::decode_any(&data, &a.limits.limits())? {
+        AnyFilter::Standard(f) => f,
+        AnyFilter::Partitioned(p) => {
+            let out = if a.bits_only {
+                p.bits().to_bytes()
+            } else {
+                // The raw type of the same kind: the bit array, uncoded.
+                compressed_bloom::format::encode_partitioned_raw(&p)
+            };
+            write_all(&a.output, &out)?;
+            eprintln!(
+                "decoded partitioned m={} k={}: {} -> {} bytes",
+                p.params().m,
+                p.params().k,
+                data.len(),
+                out.len()
+            );
+            return Ok(());
+        }
+        AnyFilter::Sparse(s) => {
+            // A list of positions has no raw frame: its uncompressed form
+            // is the positions, one per line.
+            if a.bits_only {
+                return Err("a sparse filter has no bit array to write (m bits); \
+                            decode writes its positions, one per line"
+                    .into());
+            }
+            let mut out = String::new();
+            for pos in s.positions() {
+                out.push_str(&pos.to_string());
+                out.push('\n');
+            }
+            write_all(&a.output, out.as_bytes())?;
+            eprintln!(
+                "decoded sparse m={} k={}: {} positions",
+                s.params().m,
+                s.params().k,
+                s.count_ones()
+            );
+            return Ok(());
+        }
+        other => return Err(format!("cannot decode a {} filter", other.kind().name()).into()),
+    };
     let out = if a.bits_only {
         f.to_bytes()
     } else {
@@ -225,16 +269,24 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     if h.filter_type.is_delta() {
         return inspect_delta(a, &data);
     }
-    let f = decode_with_limits(&data, &limits)?;
-    let ones = f.count_ones();
-    let bound = log2_binomial(f.m(), ones) / 8.0;
+    let any = compressed_bloom::decode_any(&data, &limits)?;
+    let ones = kinds::ones(&any);
+    let bound = log2_binomial(h.params.m, ones) / 8.0;
     let mut v = header_json(&h, ones, data.len(), bound);
-    v["estimated_n"] = finite_or_null(f.estimated_len());
-    v["expected_fpr"] = json!(f.expected_fpr());
+    let fill = ones as f64 / h.params.m as f64;
+    // A kind-independent estimate from the fill (Swamidass & Baldi), and
+    // the rate a random key sees: fill^k (for the partitioned kind, the
+    // product of the partitions' fills, close to it).
+    let estimated_n = -(h.params.m as f64) / f64::from(h.params.k) * (-fill).ln_1p();
+    let expected_fpr = fill.powi(h.params.k as i32);
+    v["estimated_n"] = finite_or_null(estimated_n);
+    v["expected_fpr"] = json!(expected_fpr);
+    v[any.kind().name()] = kinds::kind_json(&any, h.payload_len);
     if a.json {
         println!("{v}");
         return Ok(());
     }
+    println!("kind             {}", any.kind().name());
     println!("type             {}", h.filter_type.name());
     println!("format version   {}", h.version);
     println!(
@@ -245,15 +297,18 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     println!("m (bits)         {}", h.params.m);
     println!("k                {}", h.params.k);
     println!("n (declared)     {}", h.n);
-    println!("ones             {ones} (fill {:.4})", f.fill_ratio());
+    println!("ones             {ones} (fill {fill:.4})");
     println!("frame bytes      {}", data.len());
     println!("payload bytes    {}", h.payload_len);
     println!(
         "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
         (h.payload_len as f64 / bound - 1.0) * 100.0
     );
-    println!("estimated n      {:.1}", f.estimated_len());
-    println!("expected fpr     {:.6}", f.expected_fpr());
+    println!("estimated n      {estimated_n:.1}");
+    println!("expected fpr     {expected_fpr:.6}");
+    if let AnyFilter::Sparse(sp) = &any {
+        println!("held in memory   {} bytes (positions)", sp.heap_bytes());
+    }
     Ok(())
 }
 
@@ -265,6 +320,7 @@ fn header_json(
     entropy_bound_bytes: f64,
 ) -> serde_json::Value {
     json!({
+        "kind": h.kind.name(),
         "type": h.filter_type.name(),
         "version": h.version,
         "hash_scheme": h.params.scheme.id(),
@@ -308,7 +364,7 @@ pub(crate) struct QueryArgs {
 }
 
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
-    let f = read_filter(&a.filter, &a.limits)?;
+    let f = kinds::read_any(&a.filter, &a.limits)?;
     let file;
     let keys: Vec<&[u8]> = match &a.keys {
         Some(path) => {
@@ -446,20 +502,50 @@ pub(crate) struct DeltaArgs {
 }
 
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
-    let old = read_filter(&a.old, &a.limits)?;
-    let new = read_filter(&a.new, &a.limits)?;
-    let frame = match a.kind {
-        DeltaKind::Auto => delta::encode_delta(&old, &new)?,
-        DeltaKind::Conditional => delta::encode_delta_conditional(&old, &new)?,
-        DeltaKind::Plain => delta::encode_delta_plain(&old, &new)?,
+    let old = kinds::read_any(&a.old, &a.limits)?;
+    let new = kinds::read_any(&a.new, &a.limits)?;
+    let frame = match (&old, &new, a.kind) {
+        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Auto) => {
+            delta::encode_delta(o, n)?
+        }
+        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Conditional) => {
+            delta::encode_delta_conditional(o, n)?
+        }
+        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Plain) => {
+            delta::encode_delta_plain(o, n)?
+        }
+        (AnyFilter::Partitioned(o), AnyFilter::Partitioned(n), DeltaKind::Auto) => {
+            delta::encode_delta_partitioned(o, n)?
+        }
+        (AnyFilter::Sparse(o), AnyFilter::Sparse(n), DeltaKind::Auto) => {
+            delta::encode_delta_sparse(o, n)?
+        }
+        (o, n, _) if o.kind() != n.kind() => {
+            return Err(format!(
+                "OLD is a {} filter and NEW a {} filter; a delta needs two filters of one kind",
+                o.kind().name(),
+                n.kind().name()
+            )
+            .into())
+        }
+        (o, _, _) => {
+            return Err(format!(
+                "--type {:?} is for standard filters; a {} filter's delta is chosen automatically",
+                a.kind,
+                o.kind().name()
+            )
+            .to_lowercase()
+            .into())
+        }
     };
     write_all(&a.output, &frame)?;
-    let full = compressed_bloom::encode(&new).len();
+    let full = compressed_bloom::encode_any(&new).len();
+    let p = kinds::params(&new);
     eprintln!(
         "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
         frame_type(&frame),
-        new.m(),
-        new.k(),
+        p.m,
+        p.k,
         frame.len(),
         if frame.len() >= full {
             "; send that instead"
@@ -484,14 +570,25 @@ pub(crate) struct ApplyArgs {
 }
 
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
-    let mut f = read_filter(&a.base, &a.limits)?;
-    delta::apply(&mut f, &read_all(&a.delta)?, &a.limits.limits())?;
-    let frame = compressed_bloom::encode(&f);
+    let mut f = kinds::read_any(&a.base, &a.limits)?;
+    let d = read_all(&a.delta)?;
+    let limits = a.limits.limits();
+    match &mut f {
+        AnyFilter::Standard(b) => delta::apply(b, &d, &limits)?,
+        AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,
+        AnyFilter::Sparse(b) => delta::apply_sparse(b, &d, &limits)?,
+        other => {
+            return Err(format!("cannot apply a delta to a {} filter", other.kind().name()).into())
+        }
+    }
+    let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
+    let p = kinds::params(&f);
     eprintln!(
-        "applied: m={} k={} n={}, {} bytes written",
-        f.m(),
-        f.k(),
+        "applied: {} m={} k={} n={}, {} bytes written",
+        f.kind().name(),
+        p.m,
+        p.k,
         f.len(),
         frame.len()
     );

@@ -4,6 +4,7 @@
 mod demo;
 mod files;
 mod filters;
+mod kinds;
 mod plan_cmd;
 
 use clap::{Args, Parser, Subcommand};
@@ -48,14 +49,25 @@ pub(crate) struct LimitArgs {
     /// Largest filter (bits) accepted from an input frame.
     #[arg(long, default_value_t = 1u64 << 32, value_name = "BITS")]
     max_m: u64,
+    /// Largest ratio of a full frame's decoded size to its own size
+    /// (default: the library's, 4096; 0 for no limit). A nearly empty
+    /// filter with a large m expands more: raise it for such files.
+    #[arg(long, value_name = "RATIO")]
+    max_expansion: Option<u64>,
 }
 
 impl LimitArgs {
     pub(crate) fn limits(&self) -> compressed_bloom::DecodeLimits {
+        let defaults = compressed_bloom::DecodeLimits::default();
         compressed_bloom::DecodeLimits {
             max_m: self.max_m,
             max_frame_len: u64::MAX,
-            ..compressed_bloom::DecodeLimits::default()
+            max_expansion: match self.max_expansion {
+                Some(0) => None,
+                Some(r) => Some(r),
+                None => defaults.max_expansion,
+            },
+            ..defaults
         }
     }
 }

@@ -1,0 +1,146 @@
+//! The filter kinds on the command line: `build --type`, and reading any
+//! kind's frame for encode, decode, query, delta, apply and inspect.
+
+use crate::files::read_all;
+use crate::{CliResult, LimitArgs};
+use compressed_bloom::format::{self, AnyFilter};
+use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::kinds::sparse::SparseFilter;
+use compressed_bloom::plan::{self, kinds as plan_kinds, Constraints, Plan};
+use compressed_bloom::{BloomFilter, FilterParams};
+use serde_json::json;
+use std::path::Path;
+
+/// `--type` of `build`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KindArg {
+    /// k positions in one m-bit array.
+    Standard,
+    /// 4-bit counters (not in this build yet).
+    Counting,
+    /// k sub-arrays of m/k bits, one position in each (m a multiple of k).
+    Partitioned,
+    /// Layers that grow as keys arrive (not in this build yet).
+    #[value(alias = "growing")]
+    Scalable,
+    /// The sorted positions of the one bits, held without the m-bit array.
+    Sparse,
+}
+
+/// Plans (m, k) for `kind` and n keys: a byte budget or a target rate.
+pub(crate) fn plan_kind(
+    kind: KindArg,
+    n: u64,
+    bytes: Option<u64>,
+    fpr: Option<f64>,
+    cons: &Constraints,
+) -> CliResult<Plan> {
+    Ok(match (kind, bytes, fpr) {
+        (KindArg::Standard, Some(z), _) => plan::plan_for_size(n, z, cons)?,
+        (KindArg::Standard, None, Some(f)) => plan::plan_for_fpr(n, f, cons)?,
+        (KindArg::Partitioned, Some(z), _) => plan_kinds::plan_partitioned_for_size(n, z, cons)?,
+        (KindArg::Partitioned, None, Some(f)) => plan_kinds::plan_partitioned_for_fpr(n, f, cons)?,
+        (KindArg::Sparse, Some(z), _) => plan_kinds::plan_sparse_for_size(n, z, cons)?,
+        (KindArg::Sparse, None, Some(f)) => plan_kinds::plan_sparse_for_fpr(n, f, cons)?,
+        (KindArg::Counting | KindArg::Scalable, _, _) => return Err(unsupported(kind)),
+        (_, None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
+    })
+}
+
+pub(crate) fn unsupported(kind: KindArg) -> Box<dyn std::error::Error> {
+    format!(
+        "the {} kind is not in this build yet (supported: standard, partitioned, sparse)",
+        format!("{kind:?}").to_lowercase()
+    )
+    .into()
+}
+
+/// Builds a filter of `kind` from keys, as a frame (`raw` for the raw
+/// type where the kind has one).
+pub(crate) fn build_frame<'a>(
+    kind: KindArg,
+    params: FilterParams,
+    n: u64,
+    keys: impl Iterator<Item = &'a [u8]>,
+    raw: bool,
+) -> CliResult<Vec<u8>> {
+    Ok(match kind {
+        KindArg::Standard => {
+            let mut f = BloomFilter::new(params)?;
+            for key in keys {
+                f.insert(key);
+            }
+            f.set_len(n);
+            if raw {
+                compressed_bloom::encode_as(&f, compressed_bloom::FilterType::Raw)
+            } else {
+                compressed_bloom::encode(&f)
+            }
+        }
+        KindArg::Partitioned => {
+            if raw {
+                return Err("--raw is for the standard kind".into());
+            }
+            let mut f = PartitionedBloomFilter::new(params)?;
+            for key in keys {
+                f.insert(key);
+            }
+            format::encode_partitioned(&f)
+        }
+        KindArg::Sparse => {
+            if raw {
+                return Err("the sparse kind has no raw form".into());
+            }
+            let f = SparseFilter::from_keys(params, keys)?;
+            // The declared n is the key count given, as for the other kinds.
+            let f = SparseFilter::from_positions(params, n, f.positions().collect())?;
+            format::encode_sparse(&f)
+        }
+        KindArg::Counting | KindArg::Scalable => return Err(unsupported(kind)),
+    })
+}
+
+/// Reads a full frame of any kind.
+pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
+    Ok(format::decode_any(&read_all(path)?, &limits.limits())?)
+}
+
+/// m, k of any kind's filter.
+pub(crate) fn params(f: &AnyFilter) -> FilterParams {
+    match f {
+        AnyFilter::Standard(f) => *f.params(),
+        AnyFilter::Partitioned(f) => *f.params(),
+        AnyFilter::Sparse(f) => *f.params(),
+        _ => FilterParams::new(1, 1, 0),
+    }
+}
+
+/// The number of one bits of any kind's filter.
+pub(crate) fn ones(f: &AnyFilter) -> u64 {
+    match f {
+        AnyFilter::Standard(f) => f.count_ones(),
+        AnyFilter::Partitioned(f) => f.bits().count_ones(),
+        AnyFilter::Sparse(f) => f.count_ones(),
+        _ => 0,
+    }
+}
+
+/// The kind's own figures for `inspect`.
+pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value {
+    match f {
+        AnyFilter::Partitioned(p) => json!({
+            "partitions": p.params().k,
+            "partition_bits": p.partition_bits(),
+        }),
+        AnyFilter::Sparse(s) => json!({
+            "positions": s.count_ones(),
+            "bits_per_position": if s.count_ones() == 0 {
+                serde_json::Value::Null
+            } else {
+                json!(payload_bytes as f64 * 8.0 / s.count_ones() as f64)
+            },
+            "held_bytes": s.heap_bytes(),
+        }),
+        _ => json!({}),
+    }
+}
