@@ -496,9 +496,7 @@ fn version_3_header_fields_are_checked() {
     // Kinds: assigned but unsupported ones are named, unassigned ones too.
     for (kind, name) in [
         (1u8, Some("counting")),
-        (2, Some("partitioned")),
         (3, Some("scalable")),
-        (4, Some("sparse")),
         (5, None),
         (255, None),
     ] {
@@ -508,6 +506,23 @@ fn version_3_header_fields_are_checked() {
             assert!(err.to_string().contains(name), "{err}");
         }
     }
+    // A supported kind through the standard-only decoder is the wrong kind;
+    // the sparse kind has no raw type.
+    assert_eq!(
+        decode(&craft_v3(0, 0, 2, 16, &[], &[], &raw)).unwrap_err(),
+        DecodeError::WrongKind {
+            found: compressed_bloom::FilterKind::Partitioned,
+            expected: compressed_bloom::FilterKind::Standard
+        }
+    );
+    assert!(matches!(
+        decode(&craft_v3(0, 0, 4, 16, &[], &[], &raw)),
+        Err(DecodeError::InvalidField {
+            field: "filter type",
+            offset: 3,
+            ..
+        })
+    ));
     // Reserved flag bits.
     for flags in [0x04u8, 0x80] {
         assert!(matches!(
