@@ -573,9 +573,12 @@ fn plan_size(kind: Kind, n: u64, budget: u64, cons: &Constraints) -> Result<Plan
     let fits =
         |m: u64, k: u32| kind.model(m, n, k, cons.seed).bound_frame_bytes(z) <= budget as f64;
     if n == 0 {
-        // Every m has f = 0; take the largest that fits with k = 1.
-        let m = largest_m(cons.m_cap(), |m| fits(m, 1)).ok_or_else(|| too_small(budget))?;
-        return Ok(make_plan(kind, n, m, 1, cons));
+        // Every m has f = 0: the smallest filter (m = 1, k = 1) is the
+        // sensible plan, not the largest array the budget could carry.
+        if !fits(1, 1) {
+            return Err(too_small(budget));
+        }
+        return Ok(make_plan(kind, n, 1, 1, cons));
     }
     let mut best: Option<(f64, u32, u64)> = None;
     for k in 1..=cons.k_cap() {

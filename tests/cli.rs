@@ -29,6 +29,18 @@ fn ok(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// A `query`'s answers: exit status 0 (all present) or 1 (some absent).
+fn query_out(args: &[&str]) -> Vec<u8> {
+    let out = cbloom(args, None);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "cbloom {args:?}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 fn p(dir: &Path, name: &str) -> String {
     dir.join(name).to_str().unwrap().to_string()
 }
@@ -102,7 +114,7 @@ fn build_encode_decode_query_agree() {
 
     let answers: Vec<Vec<u8>> = ["a.cbf", "raw.cbf", "b.cbf", "c.cbf"]
         .iter()
-        .map(|f| ok(&["query", &p(&dir, f), "--keys", &p(&dir, "probes.txt")]))
+        .map(|f| query_out(&["query", &p(&dir, f), "--keys", &p(&dir, "probes.txt")]))
         .collect();
     for a in &answers[1..] {
         assert_eq!(a, &answers[0]);
@@ -113,7 +125,7 @@ fn build_encode_decode_query_agree() {
             assert!(line.ends_with("\tpresent"), "false negative: {line}");
         }
     }
-    let count = String::from_utf8(ok(&[
+    let count = String::from_utf8(query_out(&[
         "query",
         &p(&dir, "a.cbf"),
         "--keys",
@@ -128,7 +140,7 @@ fn build_encode_decode_query_agree() {
         (2000..2200).contains(&present),
         "2000 members plus a few false positives: {present}"
     );
-    let one = String::from_utf8(ok(&[
+    let one = String::from_utf8(query_out(&[
         "query",
         &p(&dir, "a.cbf"),
         "member-1",
@@ -332,7 +344,7 @@ fn every_kind_round_trips_through_the_cli() {
         let v = String::from_utf8(ok(&["inspect", &p(&dir, "old.cbf"), "--json"])).unwrap();
         assert_eq!(json_field(&v, "kind"), kind, "{v}");
         // Queries: every member present, and the same answers after encode.
-        let q1 = ok(&[
+        let q1 = query_out(&[
             "query",
             &p(&dir, "old.cbf"),
             "--keys",
@@ -343,7 +355,7 @@ fn every_kind_round_trips_through_the_cli() {
             assert!(text.contains(&format!("k{i}\tpresent")), "{kind}: k{i}");
         }
         ok(&["encode", &p(&dir, "old.cbf"), "-o", &p(&dir, "re.cbf")]);
-        let q2 = ok(&[
+        let q2 = query_out(&[
             "query",
             &p(&dir, "re.cbf"),
             "--keys",
@@ -353,7 +365,7 @@ fn every_kind_round_trips_through_the_cli() {
         // Decode: a raw frame of the kind, or the sparse kind's positions.
         ok(&["decode", &p(&dir, "old.cbf"), "-o", &p(&dir, "dec.out")]);
         if kind != "sparse" {
-            let q3 = ok(&[
+            let q3 = query_out(&[
                 "query",
                 &p(&dir, "dec.out"),
                 "--keys",
@@ -381,13 +393,13 @@ fn every_kind_round_trips_through_the_cli() {
             "-o",
             &p(&dir, "applied.cbf"),
         ]);
-        let qa = ok(&[
+        let qa = query_out(&[
             "query",
             &p(&dir, "applied.cbf"),
             "--keys",
             &p(&dir, "probes.txt"),
         ]);
-        let qn = ok(&[
+        let qn = query_out(&[
             "query",
             &p(&dir, "new.cbf"),
             "--keys",
@@ -479,7 +491,7 @@ fn max_expansion_option() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!out.status.success() && err.contains("expansion"), "{err}");
     ok(&["inspect", &p(&dir, "e.cbf"), "--max-expansion", "0"]);
-    ok(&[
+    query_out(&[
         "query",
         &p(&dir, "e.cbf"),
         "only",

@@ -90,9 +90,16 @@ impl PartitionedBloomFilter {
 
     /// Adds a key.
     pub fn insert(&mut self, key: &[u8]) {
-        let positions: Vec<u64> = self.positions(key).collect();
-        for pos in positions {
-            self.bits.set_bit(pos);
+        self.insert_hash(KeyHash::new(key, self.bits.params().seed));
+    }
+
+    /// Adds a key by its hash ([`KeyHash::new`] with this filter's seed).
+    pub fn insert_hash(&mut self, h: KeyHash) {
+        let p = *self.bits.params();
+        let s = self.partition_bits();
+        for (at, i) in h.positions(s, p.k).zip(0u64..) {
+            // i < k and at < s, so i·s + at < m.
+            self.bits.set_bit(i.saturating_mul(s).saturating_add(at));
         }
         self.bits.set_len(self.bits.len().saturating_add(1));
     }

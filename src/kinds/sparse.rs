@@ -369,6 +369,25 @@ impl SparseFilter {
         Self::from_positions(params, n, positions)
     }
 
+    /// The filter of keys given by their hashes ([`KeyHash::new`] with the
+    /// filter's seed), as [`SparseFilter::from_keys`].
+    ///
+    /// # Errors
+    /// Parameters out of range, or no memory.
+    pub fn from_hashes(
+        params: FilterParams,
+        hashes: impl IntoIterator<Item = KeyHash>,
+    ) -> Result<Self, FilterError> {
+        params.validate()?;
+        let mut n = 0u64;
+        let mut positions = Vec::new();
+        for h in hashes {
+            positions.extend(h.positions(params.m, params.k));
+            n = n.saturating_add(1);
+        }
+        Self::from_positions(params, n, positions)
+    }
+
     /// The filter whose one bits are `positions` (any order, duplicates
     /// allowed; each must be below m), declaring `n` keys.
     ///

@@ -141,6 +141,14 @@ pub fn plan_sparse_for_size(
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
     cons.validate()?;
+    if n == 0 {
+        let p = sparse_plan(0, 1, 1, cons);
+        return if p.bound_bytes <= budget_bytes {
+            Ok(p)
+        } else {
+            Err(too_small(budget_bytes))
+        };
+    }
     let mut best: Option<Plan> = None;
     for k in 1..=cons.k_cap().min(SPARSE_MAX_K) {
         let fits = |m: u64| sparse_plan(n, m, k, cons).bound_bytes <= budget_bytes;
@@ -150,9 +158,6 @@ pub fn plan_sparse_for_size(
         let p = sparse_plan(n, m, k, cons);
         if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
             best = Some(p);
-        }
-        if n == 0 {
-            break;
         }
     }
     best.ok_or_else(|| too_small(budget_bytes))
@@ -214,6 +219,14 @@ pub fn plan_partitioned_for_size(
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
     cons.validate()?;
+    if n == 0 {
+        let p = partitioned_plan(0, 1, 1, cons);
+        return if p.bound_bytes <= budget_bytes {
+            Ok(p)
+        } else {
+            Err(too_small(budget_bytes))
+        };
+    }
     let mut best: Option<Plan> = None;
     for k in 1..=cons.k_cap() {
         let kk = u64::from(k);
@@ -228,9 +241,6 @@ pub fn plan_partitioned_for_size(
         let p = partitioned_plan(n, s * kk, k, cons);
         if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
             best = Some(p);
-        }
-        if n == 0 {
-            break;
         }
     }
     best.ok_or_else(|| too_small(budget_bytes))

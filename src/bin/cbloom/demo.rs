@@ -32,15 +32,17 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     };
     let p = plan::plan_for_size(n, budget, &cons)?;
     let s = plan::standard_for_size(n, budget, a.seed)?;
-    println!(
+    outln!(
         "1. plan: {n} keys, frame budget {budget} bytes ({:.2} bits per key)",
         budget as f64 * 8.0 / n.max(1) as f64
     );
-    println!(
+    outln!(
         "   standard filter : m = {:>11} bits, k = {:>2}, f = {:.6}  (sent raw)",
-        s.m, s.k, s.fpr
+        s.m,
+        s.k,
+        s.fpr
     );
-    println!(
+    outln!(
         "   compressed plan : m = {:>11} bits, k = {:>2}, f = {:.6}  (frame <= {} bytes with p >= {})",
         p.m, p.k, p.fpr, p.bound_bytes, p.confidence
     );
@@ -52,7 +54,7 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     }
     let build_s = t.elapsed().as_secs_f64();
     let ones = f.count_ones();
-    println!(
+    outln!(
         "2. built from generated keys in {:.3} s: {ones} of {} bits set (fill {:.4})",
         build_s,
         f.m(),
@@ -67,7 +69,7 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     let back = decode(&frame)?;
     let dec_s = t.elapsed().as_secs_f64();
     let bound = log2_binomial(f.m(), ones) / 8.0;
-    println!(
+    outln!(
         "3. encoded to {} bytes ({}): entropy bound {:.1} bytes, frame is {:+.3}% over it; \
          within budget: {}",
         frame.len(),
@@ -84,12 +86,12 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
             "NO"
         }
     );
-    println!(
+    outln!(
         "   the standard filter for the same budget sends {} bytes and has {:.2}x the false-positive rate",
         s.bound_bytes,
         s.fpr / p.fpr
     );
-    println!(
+    outln!(
         "   encode {:.1} MB/s, decode {:.1} MB/s (of uncompressed filter, {:.2} MB)",
         raw_mb / enc_s,
         raw_mb / dec_s,
@@ -101,7 +103,7 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     let missing = (0..n)
         .filter(|i| !back.contains(format!("user-{i}@example.org").as_bytes()))
         .count();
-    println!("4. decoded and verified: bit-identical, {missing} false negatives among {n} members");
+    outln!("4. decoded and verified: bit-identical, {missing} false negatives among {n} members");
     if missing != 0 {
         return Err("false negatives after the round trip".into());
     }
@@ -111,7 +113,7 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
         .count();
     let measured = hits as f64 / a.queries.max(1) as f64;
     let sd = (p.fpr * (1.0 - p.fpr) / a.queries.max(1) as f64).sqrt();
-    println!(
+    outln!(
         "5. false-positive rate over {} non-members: measured {:.6}, predicted {:.6} ({:+.1} query sd)",
         a.queries,
         measured,

@@ -17,41 +17,88 @@ pub(crate) fn read_all(path: &Path) -> CliResult<Vec<u8>> {
 }
 
 /// Writes bytes to a file, or standard output for `-`.
+///
+/// A file is written atomically: to a temporary file in the same
+/// directory, synced, then renamed over the target, so a write cut short
+/// (a full disk, a file-size limit, a crash) leaves the old file intact.
 pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
     if is_std(path) {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes)?;
         out.flush()?;
-    } else {
-        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(());
     }
+    let named = |e: std::io::Error| format!("{}: {e}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".cbloom-")
+        .tempfile_in(dir)
+        .map_err(named)?;
+    tmp.write_all(bytes).map_err(named)?;
+    tmp.as_file().sync_all().map_err(named)?;
+    tmp.persist(path).map_err(|e| named(e.error))?;
     Ok(())
 }
 
-/// Splits input into keys: one per line, the terminator (`\n` or `\r\n`) not
-/// part of the key. A final line without terminator is a key; the empty
-/// string after a final terminator is not.
-pub(crate) fn split_keys(data: &[u8]) -> Vec<&[u8]> {
-    let mut keys: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    if keys.last().is_some_and(|k| k.is_empty()) {
-        keys.pop();
-    }
-    for k in &mut keys {
-        if let Some(stripped) = k.strip_suffix(b"\r") {
-            *k = stripped;
+/// Calls `f` on each key of a file (`-` for standard input), one per line,
+/// streaming: memory is one line, whatever the file's size. The terminator
+/// (`\n` or `\r\n`) is not part of the key; a final line without one is a
+/// key; an empty line is the empty key unless `skip_blank`. Returns the
+/// number of keys passed to `f`.
+pub(crate) fn for_each_key(
+    path: &Path,
+    skip_blank: bool,
+    mut f: impl FnMut(&[u8]) -> CliResult,
+) -> CliResult<u64> {
+    use std::io::BufRead;
+    let reader: Box<dyn BufRead> = if is_std(path) {
+        Box::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            std::io::stdin().lock(),
+        ))
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 16, file))
+    };
+    let mut reader = reader;
+    let mut line = Vec::new();
+    let mut count = 0u64;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if read == 0 {
+            return Ok(count);
         }
+        let mut key = line.strip_suffix(b"\n").unwrap_or(&line);
+        key = key.strip_suffix(b"\r").unwrap_or(key);
+        if skip_blank && key.is_empty() {
+            continue;
+        }
+        f(key)?;
+        count += 1;
     }
-    keys
 }
 
-/// A progress bar on standard error that draws only on a terminal
-/// (indicatif hides itself when stderr is piped).
-pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
+/// A progress counter on standard error for a stream of unknown length;
+/// it draws only on a terminal (indicatif hides itself when stderr is
+/// piped).
+pub(crate) fn progress(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        ProgressStyle::with_template("{msg:>10} {human_pos} keys ({keys_per_sec}, {elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner())
+            .with_key(
+                "keys_per_sec",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    // Whole keys per second: "12085098 keys/s", not "12,085,097.7899/s".
+                    let _ = write!(w, "{:.0} keys/s", state.per_sec());
+                },
+            ),
     );
     bar.set_message(what.to_string());
     bar

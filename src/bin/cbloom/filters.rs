@@ -1,6 +1,6 @@
 //! build, encode, decode, inspect, query.
 
-use crate::files::{progress, read_all, split_keys, write_all};
+use crate::files::{for_each_key, progress, read_all, write_all};
 use crate::kinds::{self, KindArg};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
@@ -8,7 +8,7 @@ use compressed_bloom::delta;
 use compressed_bloom::format::AnyFilter;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::Constraints;
-use compressed_bloom::{encode_as, BloomFilter, FilterParams, FilterType};
+use compressed_bloom::{encode_as, BloomFilter, FilterParams, FilterType, KeyHash};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -68,9 +68,17 @@ pub(crate) struct BuildArgs {
     keys: PathBuf,
     #[command(flatten)]
     size: SizeArgs,
-    /// Number of keys to plan for (default: the number of lines).
-    #[arg(long)]
+    /// Number of keys to plan for (default: the keys read). If more keys
+    /// are read, the plan is made for those instead.
+    #[arg(long, value_parser = crate::parse_count)]
     n: Option<u64>,
+    /// Count each distinct key once (16 bytes of memory per key); by
+    /// default every line is a key, duplicates included.
+    #[arg(long)]
+    distinct: bool,
+    /// Skip empty lines (by default an empty line is the empty key).
+    #[arg(long)]
+    skip_blank: bool,
     /// Hash seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -86,29 +94,118 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
-    let data = read_all(&a.keys)?;
-    let keys = split_keys(&data);
-    let n = a.n.unwrap_or(keys.len() as u64);
-    let (m, k) = a.size.resolve_kind(a.kind, n, a.seed)?;
-    let bar = progress(keys.len() as u64, "inserting");
-    let frame = kinds::build_frame(
-        a.kind,
-        FilterParams::new(m, k, a.seed),
-        n,
-        keys.iter().enumerate().map(|(i, key)| {
-            if i % 65_536 == 0 {
-                bar.set_position(i as u64);
+    let seed = a.seed;
+    let bar = progress("hashing");
+    // One streaming pass: hash every key once. With m and k given, insert
+    // right away; otherwise spool the 16-byte hashes to a temporary file,
+    // because planning needs the key count first (memory stays bounded
+    // whatever the input's size; --distinct adds 16 bytes per key).
+    let direct = a.size.m.is_some();
+    let mut spool = if direct {
+        None
+    } else {
+        Some(std::io::BufWriter::new(tempfile::tempfile()?))
+    };
+    let mut seen = a
+        .distinct
+        .then(std::collections::HashSet::<(u64, u64)>::new);
+    let mut direct_filter = match (a.size.m, a.size.k) {
+        (Some(m), Some(k)) => Some(kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?),
+        _ => None,
+    };
+    let mut kept = 0u64;
+    let read = for_each_key(&a.keys, a.skip_blank, |key| {
+        let h = KeyHash::new(key, seed);
+        if let Some(set) = seen.as_mut() {
+            if !set.insert((h.h1, h.h2)) {
+                return Ok(());
             }
-            *key
-        }),
-        a.raw,
-    )?;
+        }
+        kept += 1;
+        if kept % 65_536 == 0 {
+            bar.set_position(kept);
+        }
+        if let Some(f) = direct_filter.as_mut() {
+            f.insert(h);
+        } else if let Some(w) = spool.as_mut() {
+            use std::io::Write as _;
+            w.write_all(&h.h1.to_le_bytes())?;
+            w.write_all(&h.h2.to_le_bytes())?;
+        }
+        Ok(())
+    })?;
     bar.finish_and_clear();
+    if a.distinct {
+        eprintln!("{read} keys read, {kept} distinct");
+    }
+    let n = match a.n {
+        Some(n) if n < kept => {
+            eprintln!(
+                "note: --n {n} but {kept} keys were read: planning for {kept} (a filter sized for fewer keys would miss its target)"
+            );
+            kept
+        }
+        Some(n) => {
+            if n > kept {
+                eprintln!("note: planning for --n {n}; {kept} keys were read");
+            }
+            n
+        }
+        None => kept,
+    };
+    let (m, k) = a.size.resolve_kind(a.kind, n, seed)?;
+    let mut f = match direct_filter {
+        Some(f) => f,
+        None => {
+            let mut f = kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?;
+            let spool = spool
+                .take()
+                .ok_or("no spool")?
+                .into_inner()
+                .map_err(|e| e.into_error())?;
+            let mut r = std::io::BufReader::new(spool);
+            use std::io::{Read as _, Seek as _};
+            r.seek(std::io::SeekFrom::Start(0))?;
+            let mut rec = [0u8; 16];
+            for _ in 0..kept {
+                r.read_exact(&mut rec)?;
+                let (a, b) = rec.split_at(8);
+                f.insert(KeyHash {
+                    h1: u64::from_le_bytes(a.try_into()?),
+                    h2: u64::from_le_bytes(b.try_into()?),
+                });
+            }
+            f
+        }
+    };
+    f.set_len(kept);
+    let estimated = f.estimated_distinct();
+    let frame = f.frame(a.raw)?;
+    if let Some(budget) = a.size.bytes {
+        if frame.len() as u64 > budget {
+            return Err(format!(
+                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written); \
+                 the plan's bound holds with probability {} for {n} keys",
+                frame.len(),
+                a.size.confidence
+            )
+            .into());
+        }
+    }
+    if !a.distinct && n >= 1000 {
+        if let Some(est) = estimated {
+            if est < 0.9 * kept as f64 {
+                eprintln!(
+                    "note: {kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
+                     duplicate lines count toward n (--distinct counts each key once)"
+                );
+            }
+        }
+    }
     write_all(&a.output, &frame)?;
     eprintln!(
-        "built {} m={m} k={k} n={n} from {} keys: {} bytes ({})",
-        format!("{:?}", a.kind).to_lowercase(),
-        keys.len(),
+        "built {} m={m} k={k} n={kept} from {read} keys: {} bytes ({})",
+        a.kind.name(),
         frame.len(),
         frame_type(&frame)
     );
@@ -283,31 +380,31 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     v["expected_fpr"] = json!(expected_fpr);
     v[any.kind().name()] = kinds::kind_json(&any, h.payload_len);
     if a.json {
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!("kind             {}", any.kind().name());
-    println!("type             {}", h.filter_type.name());
-    println!("format version   {}", h.version);
-    println!(
+    outln!("kind             {}", any.kind().name());
+    outln!("type             {}", h.filter_type.name());
+    outln!("format version   {}", h.version);
+    outln!(
         "hash scheme      {} (xxh3-128, enhanced double hashing)",
         h.params.scheme.id()
     );
-    println!("seed             {}", h.params.seed);
-    println!("m (bits)         {}", h.params.m);
-    println!("k                {}", h.params.k);
-    println!("n (declared)     {}", h.n);
-    println!("ones             {ones} (fill {fill:.4})");
-    println!("frame bytes      {}", data.len());
-    println!("payload bytes    {}", h.payload_len);
-    println!(
+    outln!("seed             {}", h.params.seed);
+    outln!("m (bits)         {}", h.params.m);
+    outln!("k                {}", h.params.k);
+    outln!("n (declared)     {}", h.n);
+    outln!("ones             {ones} (fill {fill:.4})");
+    outln!("frame bytes      {}", data.len());
+    outln!("payload bytes    {}", h.payload_len);
+    outln!(
         "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
         (h.payload_len as f64 / bound - 1.0) * 100.0
     );
-    println!("estimated n      {estimated_n:.1}");
-    println!("expected fpr     {expected_fpr:.6}");
+    outln!("estimated n      {estimated_n:.1}");
+    outln!("expected fpr     {expected_fpr:.6}");
     if let AnyFilter::Sparse(sp) = &any {
-        println!("held in memory   {} bytes (positions)", sp.heap_bytes());
+        outln!("held in memory   {} bytes (positions)", sp.heap_bytes());
     }
     Ok(())
 }
@@ -359,48 +456,65 @@ pub(crate) struct QueryArgs {
     /// With --count, print JSON.
     #[arg(long, requires = "count")]
     json: bool,
+    /// Print nothing; the exit status says it all (0: every key present,
+    /// 1: some key absent, 2: error).
+    #[arg(long)]
+    quiet: bool,
+    /// Skip empty lines of --keys (by default an empty line is the empty key).
+    #[arg(long)]
+    skip_blank: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
 
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
+    if crate::is_std(&a.filter) && a.keys.as_deref().is_some_and(crate::is_std) {
+        return Err("the filter and the keys cannot both be standard input".into());
+    }
     let f = kinds::read_any(&a.filter, &a.limits)?;
-    let file;
-    let keys: Vec<&[u8]> = match &a.keys {
-        Some(path) => {
-            file = read_all(path)?;
-            split_keys(&file)
-        }
-        None => a.key.iter().map(|k| k.as_bytes()).collect(),
-    };
-    let bar = progress(keys.len() as u64, "querying");
-    let mut present = 0u64;
-    let mut lines = String::new();
-    for (i, key) in keys.iter().enumerate() {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let (mut present, mut total) = (0u64, 0u64);
+    let per_line = !a.count && !a.quiet;
+    let mut ask = |key: &[u8]| -> CliResult {
+        use std::io::Write as _;
         let hit = f.contains(key);
         present += u64::from(hit);
-        if !a.count {
-            lines.push_str(&String::from_utf8_lossy(key));
-            lines.push_str(if hit { "\tpresent\n" } else { "\tabsent\n" });
+        total += 1;
+        if per_line {
+            out.write_all(key)?;
+            out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
         }
-        if i % 65_536 == 0 {
-            bar.set_position(i as u64);
+        Ok(())
+    };
+    match &a.keys {
+        Some(path) => {
+            for_each_key(path, a.skip_blank, &mut ask)?;
+        }
+        None => {
+            for key in &a.key {
+                ask(key.as_bytes())?;
+            }
         }
     }
-    bar.finish_and_clear();
-    let total = keys.len() as u64;
-    if a.count && a.json {
-        println!(
-            "{}",
-            json!({"present": present, "absent": total - present, "total": total})
-        );
-    } else if a.count {
-        println!(
-            "present {present}\nabsent {}\ntotal {total}",
-            total - present
-        );
-    } else {
-        print!("{lines}");
+    {
+        use std::io::Write as _;
+        if a.count && a.json && !a.quiet {
+            writeln!(
+                out,
+                "{}",
+                json!({"present": present, "absent": total - present, "total": total})
+            )?;
+        } else if a.count && !a.quiet {
+            writeln!(
+                out,
+                "present {present}\nabsent {}\ntotal {total}",
+                total - present
+            )?;
+        }
+        out.flush()?;
+    }
+    if present < total {
+        return Err(Box::new(crate::SomeAbsent));
     }
     Ok(())
 }
@@ -430,22 +544,22 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
         )
         .collect::<Vec<_>>());
     if a.json {
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!("type             {}", h.filter_type.name());
-    println!("format version   {}", h.version);
-    println!("seed             {}", h.params.seed);
-    println!("m (bits)         {m}");
-    println!("k                {}", h.params.k);
-    println!("n (new filter)   {}", h.n);
-    println!(
+    outln!("type             {}", h.filter_type.name());
+    outln!("format version   {}", h.version);
+    outln!("seed             {}", h.params.seed);
+    outln!("m (bits)         {m}");
+    outln!("k                {}", h.params.k);
+    outln!("n (new filter)   {}", h.n);
+    outln!(
         "changed bits     {ones} (density {:.5})",
         ones as f64 / m as f64
     );
     if let [zeros, ones_part] = sum.parts.as_slice() {
         for (what, p) in [("base 0s", zeros), ("base 1s", ones_part)] {
-            println!(
+            outln!(
                 "  at {what}     {} of {} bits (density {:.5}), {} coded bytes",
                 p.ones,
                 p.bits,
@@ -458,17 +572,17 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
             );
         }
     }
-    println!("frame bytes      {}", data.len());
-    println!("coded bytes      {coded}");
-    println!(
+    outln!("frame bytes      {}", data.len());
+    outln!("coded bytes      {coded}");
+    outln!(
         "entropy bound    {bound:.1} bytes (coded is {:+.3}%)",
         (coded as f64 / bound - 1.0) * 100.0
     );
     if d.parts.is_some() {
-        println!("without the base {plain_bound:.1} bytes (log2 C(m, changed bits) / 8)");
+        outln!("without the base {plain_bound:.1} bytes (log2 C(m, changed bits) / 8)");
     }
-    println!("base digest      {:016x}", d.base_digest);
-    println!("result digest    {:016x}", d.result_digest);
+    outln!("base digest      {:016x}", d.base_digest);
+    outln!("result digest    {:016x}", d.result_digest);
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::{self, kinds as plan_kinds, Constraints, Plan};
-use compressed_bloom::{BloomFilter, FilterParams};
+use compressed_bloom::{BloomFilter, FilterParams, KeyHash};
 use serde_json::json;
 use std::path::Path;
 
@@ -50,54 +50,93 @@ pub(crate) fn plan_kind(
 pub(crate) fn unsupported(kind: KindArg) -> Box<dyn std::error::Error> {
     format!(
         "the {} kind is not in this build yet (supported: standard, partitioned, sparse)",
-        format!("{kind:?}").to_lowercase()
+        kind.name()
     )
     .into()
 }
 
-/// Builds a filter of `kind` from keys, as a frame (`raw` for the raw
-/// type where the kind has one).
-pub(crate) fn build_frame<'a>(
-    kind: KindArg,
-    params: FilterParams,
-    n: u64,
-    keys: impl Iterator<Item = &'a [u8]>,
-    raw: bool,
-) -> CliResult<Vec<u8>> {
-    Ok(match kind {
-        KindArg::Standard => {
-            let mut f = BloomFilter::new(params)?;
-            for key in keys {
-                f.insert(key);
+/// A filter of some kind being built from key hashes.
+pub(crate) enum Builder {
+    Standard(BloomFilter),
+    Partitioned(PartitionedBloomFilter),
+    /// The sparse kind collects positions (8 bytes each), then sorts them.
+    Sparse(FilterParams, Vec<u64>, u64),
+}
+
+impl Builder {
+    pub(crate) fn new(kind: KindArg, params: FilterParams) -> CliResult<Self> {
+        Ok(match kind {
+            KindArg::Standard => Builder::Standard(BloomFilter::new(params)?),
+            KindArg::Partitioned => Builder::Partitioned(PartitionedBloomFilter::new(params)?),
+            KindArg::Sparse => {
+                params.validate()?;
+                Builder::Sparse(params, Vec::new(), 0)
             }
-            f.set_len(n);
-            if raw {
+            KindArg::Counting | KindArg::Scalable => return Err(unsupported(kind)),
+        })
+    }
+
+    pub(crate) fn insert(&mut self, h: KeyHash) {
+        match self {
+            Builder::Standard(f) => f.insert_hash(h),
+            Builder::Partitioned(f) => f.insert_hash(h),
+            Builder::Sparse(p, positions, _) => positions.extend(h.positions(p.m, p.k)),
+        }
+    }
+
+    /// Sets the declared key count.
+    pub(crate) fn set_len(&mut self, n: u64) {
+        match self {
+            Builder::Standard(f) => f.set_len(n),
+            Builder::Partitioned(f) => {
+                let mut bits = f.bits().clone();
+                bits.set_len(n);
+                if let Ok(p) = PartitionedBloomFilter::from_bits(bits) {
+                    *f = p;
+                }
+            }
+            Builder::Sparse(_, _, len) => *len = n,
+        }
+    }
+
+    /// Distinct keys estimated from the fill (Swamidass & Baldi), for a
+    /// bit-array kind.
+    pub(crate) fn estimated_distinct(&self) -> Option<f64> {
+        match self {
+            Builder::Standard(f) => Some(f.estimated_len()),
+            Builder::Partitioned(f) => Some(f.bits().estimated_len()),
+            Builder::Sparse(..) => None,
+        }
+    }
+
+    /// The filter's frame (`raw` for the raw type where the kind has one).
+    pub(crate) fn frame(self, raw: bool) -> CliResult<Vec<u8>> {
+        Ok(match self {
+            Builder::Standard(f) if raw => {
                 compressed_bloom::encode_as(&f, compressed_bloom::FilterType::Raw)
-            } else {
-                compressed_bloom::encode(&f)
             }
+            Builder::Standard(f) => compressed_bloom::encode(&f),
+            Builder::Partitioned(f) if raw => format::encode_partitioned_raw(&f),
+            Builder::Partitioned(f) => format::encode_partitioned(&f),
+            Builder::Sparse(..) if raw => return Err("the sparse kind has no raw form".into()),
+            Builder::Sparse(p, positions, n) => {
+                format::encode_sparse(&SparseFilter::from_positions(p, n, positions)?)
+            }
+        })
+    }
+}
+
+impl KindArg {
+    /// The kind's name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            KindArg::Standard => "standard",
+            KindArg::Counting => "counting",
+            KindArg::Partitioned => "partitioned",
+            KindArg::Scalable => "scalable",
+            KindArg::Sparse => "sparse",
         }
-        KindArg::Partitioned => {
-            if raw {
-                return Err("--raw is for the standard kind".into());
-            }
-            let mut f = PartitionedBloomFilter::new(params)?;
-            for key in keys {
-                f.insert(key);
-            }
-            format::encode_partitioned(&f)
-        }
-        KindArg::Sparse => {
-            if raw {
-                return Err("the sparse kind has no raw form".into());
-            }
-            let f = SparseFilter::from_keys(params, keys)?;
-            // The declared n is the key count given, as for the other kinds.
-            let f = SparseFilter::from_positions(params, n, f.positions().collect())?;
-            format::encode_sparse(&f)
-        }
-        KindArg::Counting | KindArg::Scalable => return Err(unsupported(kind)),
-    })
+    }
 }
 
 /// Reads a full frame of any kind.

@@ -1,6 +1,15 @@
 //! `cbloom`: build, plan, encode, decode, inspect and query compressed Bloom
 //! filter frames. A thin shell over the `compressed_bloom` library.
 
+/// `println!` that returns write errors (a closed pipe, a full disk) to
+/// the caller instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?;
+    }};
+}
+
 mod demo;
 mod files;
 mod filters;
@@ -9,6 +18,7 @@ mod plan_cmd;
 
 use clap::{Args, Parser, Subcommand};
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Errors reach the user as one line: "cbloom: error: ...".
@@ -72,11 +82,51 @@ impl LimitArgs {
     }
 }
 
+/// A count as people type it: `1000`, `1e6`, `2.5e3` (exact integers only).
+pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
+    if let Ok(v) = s.parse::<u64>() {
+        return Ok(v);
+    }
+    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if !(x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 1.8e19) {
+        return Err(format!("`{s}` is not a whole number of 0 or more"));
+    }
+    Ok(x as u64)
+}
+
+/// A probability in (0, 1), given as people type it (`1e-6`, `0.01`).
+pub(crate) fn parse_probability(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if x > 0.0 && x < 1.0 {
+        Ok(x)
+    } else {
+        Err(format!("{s} is not a probability strictly between 0 and 1"))
+    }
+}
+
 /// `-` means standard input or output.
 pub(crate) fn is_std(p: &std::path::Path) -> bool {
     p.as_os_str() == "-"
 }
 
+/// Exit status when the reader of standard output went away (the status
+/// of a process killed by SIGPIPE, 128 + 13), as `head` expects.
+const EXIT_BROKEN_PIPE: u8 = 141;
+
+/// `query` found at least one key absent (exit status 1, like grep).
+#[derive(Debug)]
+pub(crate) struct SomeAbsent;
+
+impl std::fmt::Display for SomeAbsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("some keys are absent")
+    }
+}
+
+impl std::error::Error for SomeAbsent {}
+
+/// Exit statuses: 0 success; 1 `query` found a key absent; 2 any error
+/// (one line on standard error); 141 standard output was closed (quietly).
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -92,9 +142,17 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<SomeAbsent>() => ExitCode::from(1),
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::from(EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
-            eprintln!("cbloom: error: {e}");
-            ExitCode::FAILURE
+            // stderr itself may be gone; nothing more to do then.
+            let _ = writeln!(std::io::stderr(), "cbloom: error: {e}");
+            ExitCode::from(2)
         }
     }
 }

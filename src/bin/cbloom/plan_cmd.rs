@@ -102,19 +102,19 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if a.json {
         let mut v = plan_json(&chosen);
         v["standard"] = plan_json(&standard);
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!("{title}");
+    outln!("{title}");
     if let Some(c) = a.delta_fraction {
-        println!(
+        outln!(
             "sizes are for the delta frame sent after {:.2}% of the keys change; \
              the standard filter uses k = ln2·m/n",
             c * 100.0
         );
     }
-    println!();
-    println!("{:<30}{:>14}{:>14}", "", "standard", "compressed");
+    outln!();
+    outln!("{:<30}{:>14}{:>14}", "", "standard", "compressed");
     let frame_type = |p: &Plan| match (p.delta_fraction, p.coded) {
         (Some(_), _) => "delta".to_string(),
         (None, true) => "coded".to_string(),
@@ -137,17 +137,17 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         ("frame type", &frame_type),
     ];
     for (name, cell) in rows {
-        println!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
+        outln!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
     }
     if standard.fpr > 0.0 && a.bytes.is_some() {
-        println!(
+        outln!(
             "\nthe compressed filter's f is {:.1}% lower with {} fewer hash functions",
             (1.0 - chosen.fpr / standard.fpr) * 100.0,
             standard.k.saturating_sub(chosen.k)
         );
     }
     if let Some(path) = &a.plot {
-        println!("plot written to {}", path.display());
+        outln!("plot written to {}", path.display());
     }
     Ok(())
 }
@@ -192,29 +192,32 @@ fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
                 "expected_bytes": d.expected_bytes,
             });
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!(
+    outln!(
         "n = {}, m = {} (m/n = {:.4}), k = {}",
-        e.n, e.m, e.bits_per_key, e.k
+        e.n,
+        e.m,
+        e.bits_per_key,
+        e.k
     );
-    println!("zero fraction p = e^(-kn/m)        {:.6}", e.p_zero);
-    println!("false-positive rate (asymptotic)  {:.6}", e.fpr_asymptotic);
-    println!("false-positive rate (finite m)    {:.6}", e.fpr);
-    println!(
+    outln!("zero fraction p = e^(-kn/m)        {:.6}", e.p_zero);
+    outln!("false-positive rate (asymptotic)  {:.6}", e.fpr_asymptotic);
+    outln!("false-positive rate (finite m)    {:.6}", e.fpr);
+    outln!(
         "compressed bits per key z/n       {:.4}",
         e.compressed_bits_per_key
     );
-    println!("expected frame bytes              {:.0}", e.expected_bytes);
+    outln!("expected frame bytes              {:.0}", e.expected_bytes);
     if let Some(d) = &e.delta {
-        println!("delta after c = {}: density q     {:.6}", d.c, d.q);
-        println!("delta bits per key z/n            {:.4}", d.bits_per_key);
-        println!(
+        outln!("delta after c = {}: density q     {:.6}", d.c, d.q);
+        outln!("delta bits per key z/n            {:.4}", d.bits_per_key);
+        outln!(
             "delta bits per changed key z/(cn) {:.3}",
             d.bits_per_changed_key
         );
-        println!("expected delta frame bytes        {:.0}", d.expected_bytes);
+        outln!("expected delta frame bytes        {:.0}", d.expected_bytes);
     }
     Ok(())
 }
