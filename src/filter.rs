@@ -26,6 +26,21 @@ pub struct FilterParams {
     pub scheme: HashScheme,
 }
 
+/// `m = 16964 bits, k = 2, seed = 0, hash scheme 1`: what a person
+/// compares when two filters do not match.
+impl std::fmt::Display for FilterParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "m = {} bits, k = {}, seed = {}, hash scheme {}",
+            self.m,
+            self.k,
+            self.seed,
+            self.scheme.id()
+        )
+    }
+}
+
 impl FilterParams {
     /// Parameters with the default (and in v1 only) hash scheme.
     pub const fn new(m: u64, k: u32, seed: u64) -> Self {
@@ -79,7 +94,7 @@ pub enum FilterError {
         k: u32,
     },
     /// Two filters with different parameters cannot be combined.
-    #[error("filter parameters differ: {left:?} vs {right:?}")]
+    #[error("filter parameters differ: {left} against {right}")]
     ParamsMismatch {
         /// Parameters of the receiver.
         left: FilterParams,

@@ -157,7 +157,7 @@ pub enum DecodeError {
         expected: FilterKind,
     },
     /// A delta for filters with other parameters than the base.
-    #[error("delta is for {frame:?}, the base filter has {filter:?}")]
+    #[error("delta is for a filter with {frame}, the base has {filter}")]
     ParamsMismatch {
         /// Parameters in the delta frame.
         frame: FilterParams,

@@ -15,17 +15,17 @@ use std::path::PathBuf;
 /// Planner options shared by `build` and `demo`.
 #[derive(Args, Clone)]
 pub(crate) struct SizeArgs {
-    /// Number of bits m (with --k).
-    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"])]
+    /// Number of bits m (with --k; `1e9` is accepted).
+    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"], value_parser = crate::parse_count)]
     pub m: Option<u64>,
     /// Hash positions per key k (with --m).
     #[arg(long, requires = "m")]
     pub k: Option<u32>,
     /// Plan for a frame of at most this many bytes.
-    #[arg(long, conflicts_with = "fpr")]
+    #[arg(long, conflicts_with = "fpr", value_parser = crate::parse_count)]
     pub bytes: Option<u64>,
-    /// Plan for this false-positive rate with the smallest frame.
-    #[arg(long)]
+    /// Plan for this false-positive rate, in (0, 1), with the smallest frame.
+    #[arg(long, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Cap on m / n for the planner.
     #[arg(long)]
@@ -229,18 +229,18 @@ pub(crate) struct EncodeArgs {
     /// Treat the input as a bare bit array (bit i in byte i/8, LSB first) of ⌈m/8⌉ bytes.
     #[arg(long, requires_all = ["m", "k"])]
     import_bits: bool,
-    /// m of the imported bit array.
-    #[arg(long)]
+    /// m of the imported bit array (only with --import-bits).
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
     m: Option<u64>,
-    /// k of the imported bit array.
-    #[arg(long)]
+    /// k of the imported bit array (only with --import-bits).
+    #[arg(long, requires = "import_bits")]
     k: Option<u32>,
-    /// Seed of the imported bit array's hash.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Key count to declare for the imported bit array.
-    #[arg(long, default_value_t = 0)]
-    n: u64,
+    /// Seed of the imported bit array's hash (only with --import-bits; default 0).
+    #[arg(long, requires = "import_bits")]
+    seed: Option<u64>,
+    /// Key count to declare for the imported bit array (only with --import-bits; default 0).
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
+    n: Option<u64>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -250,8 +250,8 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     let f = if a.import_bits {
         let (m, k) = (a.m.unwrap_or(0), a.k.unwrap_or(0));
         AnyFilter::Standard(BloomFilter::from_bytes(
-            FilterParams::new(m, k, a.seed),
-            a.n,
+            FilterParams::new(m, k, a.seed.unwrap_or(0)),
+            a.n.unwrap_or(0),
             &data,
         )?)
     } else {
@@ -618,6 +618,18 @@ pub(crate) struct DeltaArgs {
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     let old = kinds::read_any(&a.old, &a.limits)?;
     let new = kinds::read_any(&a.new, &a.limits)?;
+    if old.kind() == new.kind() && kinds::params(&old) != kinds::params(&new) {
+        return Err(format!(
+            "OLD has {} and NEW has {}: a delta needs both filters built with the same m, k and seed \
+             (build NEW with --m {} --k {} --seed {})",
+            kinds::params(&old),
+            kinds::params(&new),
+            kinds::params(&old).m,
+            kinds::params(&old).k,
+            kinds::params(&old).seed
+        )
+        .into());
+    }
     let frame = match (&old, &new, a.kind) {
         (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Auto) => {
             delta::encode_delta(o, n)?

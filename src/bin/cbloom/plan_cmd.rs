@@ -9,14 +9,14 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub(crate) struct PlanArgs {
-    /// Number of keys.
-    #[arg(long)]
+    /// Number of keys (`1e6` is accepted).
+    #[arg(long, value_parser = crate::parse_count)]
     n: u64,
     /// Byte budget for the frame (header and checksum included).
-    #[arg(long, group = "mode")]
+    #[arg(long, group = "mode", value_parser = crate::parse_count)]
     bytes: Option<u64>,
-    /// Target false-positive rate.
-    #[arg(long, group = "mode")]
+    /// Target false-positive rate, in (0, 1).
+    #[arg(long, group = "mode", value_parser = crate::parse_probability, allow_negative_numbers = true)]
     fpr: Option<f64>,
     /// Evaluate this m/n (with --k).
     #[arg(long, group = "mode", requires = "k")]
@@ -42,8 +42,11 @@ pub(crate) struct PlanArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
-    /// Draw f against k for the standard and the compressed filter (with --bytes).
-    #[arg(long, value_name = "FILE.svg", requires = "bytes")]
+    /// Draw an SVG: with --bytes the paper's Figure 1 (f against k for the
+    /// standard and the compressed filter), with --fpr the best f against
+    /// transmitted bits per key, with --delta-fraction f against k for the
+    /// delta budget, with --bits-per-key f against k at that m/n.
+    #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 }
 
@@ -96,8 +99,26 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         }
         _ => return Err("give --bytes, --fpr, or --bits-per-key with --k".into()),
     };
+    if a.bytes.is_some() && a.n > 0 && chosen.fpr >= 0.5 {
+        let hint = plan::plan_for_fpr(a.n, 0.01, &cons)
+            .map(|p| format!("; about {:.0} bytes give f = 0.01", p.expected_bytes))
+            .unwrap_or_default();
+        return Err(format!(
+            "a {}-byte frame cannot hold a useful filter for {} keys (its best false-positive rate is {:.6}){hint}",
+            a.bytes.unwrap_or(0),
+            a.n,
+            chosen.fpr
+        )
+        .into());
+    }
     if let Some(path) = &a.plot {
-        plot(path, a.n, a.bytes.unwrap_or(0), &chosen)?;
+        let fig = match (a.bytes, a.fpr, a.delta_fraction) {
+            (Some(z), _, Some(c)) => delta_figure(a.n, c, z, &chosen, &cons),
+            (Some(z), _, None) => budget_figure(a.n, z, &chosen),
+            (None, Some(f), _) => fpr_figure(a.n, f, &chosen, &cons),
+            _ => return Err("--plot needs --bytes, --fpr or --bits-per-key".into()),
+        };
+        draw(path, &fig)?;
     }
     if a.json {
         let mut v = plan_json(&chosen);
@@ -140,16 +161,42 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         outln!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
     }
     if standard.fpr > 0.0 && a.bytes.is_some() {
-        outln!(
-            "\nthe compressed filter's f is {:.1}% lower with {} fewer hash functions",
-            (1.0 - chosen.fpr / standard.fpr) * 100.0,
-            standard.k.saturating_sub(chosen.k)
-        );
+        outln!("\n{}", comparison(&chosen, &standard));
     }
     if let Some(path) = &a.plot {
-        outln!("plot written to {}", path.display());
+        eprintln!("plot written to {}", path.display());
     }
     Ok(())
+}
+
+/// "The compressed filter's f is 27.2% lower with 4 fewer hash functions",
+/// worded for every case: lower, higher or equal f; fewer, more or the same
+/// number of hash functions.
+fn comparison(chosen: &Plan, standard: &Plan) -> String {
+    let ratio = chosen.fpr / standard.fpr;
+    let f = if (ratio - 1.0).abs() < 5e-4 {
+        "the same f".to_string()
+    } else if ratio < 1.0 {
+        format!("an f {:.1}% lower", (1.0 - ratio) * 100.0)
+    } else {
+        format!("an f {:.1}% higher", (ratio - 1.0) * 100.0)
+    };
+    let k = match chosen.k.cmp(&standard.k) {
+        std::cmp::Ordering::Less => {
+            let d = standard.k - chosen.k;
+            format!("{d} fewer hash function{}", if d == 1 { "" } else { "s" })
+        }
+        std::cmp::Ordering::Greater => {
+            let d = chosen.k - standard.k;
+            format!("{d} more hash function{}", if d == 1 { "" } else { "s" })
+        }
+        std::cmp::Ordering::Equal => "the same number of hash functions".into(),
+    };
+    format!(
+        "the compressed filter has {f} than the standard filter ({:.6} against {:.6}) with {k} (k = {} against {})",
+        chosen.fpr, standard.fpr, chosen.k, standard.k
+    )
+    .replace("the same f than", "the same f as")
 }
 
 /// One column's value of a table row.
@@ -174,6 +221,10 @@ fn plan_json(p: &Plan) -> serde_json::Value {
 fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
     let m = (bpk * a.n.max(1) as f64).round() as u64;
     let e = plan::evaluate(a.n, m, k, a.delta_fraction)?;
+    if let Some(path) = &a.plot {
+        draw(path, &evaluate_figure(a.n, e.m, e.k, e.fpr))?;
+        eprintln!("plot written to {}", path.display());
+    }
     if a.json {
         let mut v = json!({
             "n": e.n, "m": e.m, "k": e.k,
@@ -222,11 +273,34 @@ fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
     Ok(())
 }
 
-/// The paper's Figures 1 and 2: f against (continuous) k at a fixed
-/// transmitted size z, for the standard filter (m = z) and the compressed one
-/// (m chosen so that m·H(p) = z).
-fn plot(path: &std::path::Path, n: u64, budget: u64, chosen: &Plan) -> CliResult {
-    use plotters::prelude::*;
+/// Plot layout, in pixels: the chart's size and the areas around the
+/// plotting area (tests/cli.rs checks that curves and points stay inside it).
+const PLOT_W: u32 = 800;
+const PLOT_H: u32 = 560;
+const MARGIN: u32 = 15;
+const X_LABELS: u32 = 45;
+const Y_LABELS: u32 = 80;
+
+/// One curve of a figure: its label, colour and points.
+type Curve = (String, plotters::style::RGBColor, Vec<(f64, f64)>);
+
+/// What `--plot` draws: one or more curves (label, colour, points), the
+/// plan's point, and the axes' names.
+struct Figure {
+    title: String,
+    x_desc: &'static str,
+    y_desc: &'static str,
+    curves: Vec<Curve>,
+    point: (f64, f64),
+    point_label: String,
+    /// A horizontal line (the target rate), if any.
+    hline: Option<f64>,
+}
+
+/// The paper's Figure 1: f against (continuous) k at a fixed transmitted
+/// size z, for the standard filter (m = z) and the compressed one (m chosen
+/// so that m·H(p) = z). The k axis reaches past the plan's k.
+fn budget_figure(n: u64, budget: u64, chosen: &Plan) -> Figure {
     let n_f = n.max(1) as f64;
     let z_bits = budget as f64 * 8.0;
     let f_of = |m: f64, k: f64| (1.0 - (-k * n_f / m).exp()).powf(k);
@@ -243,66 +317,208 @@ fn plot(path: &std::path::Path, n: u64, budget: u64, chosen: &Plan) -> CliResult
         }
         lo
     };
-    let k_max = (2.0 * std::f64::consts::LN_2 * z_bits / n_f).clamp(4.0, 40.0);
-    // k >= 1: at least one hash function (the paper's figures start there too).
+    let k_max = (2.0 * std::f64::consts::LN_2 * z_bits / n_f)
+        .clamp(4.0, 40.0)
+        .max(f64::from(chosen.k) + 1.0);
     let ks: Vec<f64> = (0..=400)
-        .map(|i| 1.0 + (k_max - 1.0) * i as f64 / 400.0)
+        .map(|i| 1.0 + (k_max - 1.0) * f64::from(i) / 400.0)
         .collect();
-    let std_pts: Vec<(f64, f64)> = ks.iter().map(|&k| (k, f_of(z_bits, k))).collect();
-    let cmp_pts: Vec<(f64, f64)> = ks.iter().map(|&k| (k, f_of(m_compressed(k), k))).collect();
-    let (ymin, ymax) = std_pts
-        .iter()
-        .chain(&cmp_pts)
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| {
-            (lo.min(y), hi.max(y))
-        });
-    let root = SVGBackend::new(path, (800, 560)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "False-positive rate vs k at {:.2} transmitted bits per key (n = {n})",
-                z_bits / n_f
+    Figure {
+        title: format!(
+            "False-positive rate vs k at {:.2} transmitted bits per key (n = {n})",
+            z_bits / n_f
+        ),
+        x_desc: "number of hash functions k",
+        y_desc: "false-positive rate f",
+        curves: vec![
+            (
+                "standard (m = z)".into(),
+                plotters::style::RED,
+                ks.iter().map(|&k| (k, f_of(z_bits, k))).collect(),
             ),
-            ("sans-serif", 18),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            1.0..k_max,
-            (ymin.max(1e-12) * 0.8..ymax.min(1.0) * 1.2).log_scale(),
-        )?;
+            (
+                "compressed (m·H(p) = z)".into(),
+                plotters::style::BLUE,
+                ks.iter().map(|&k| (k, f_of(m_compressed(k), k))).collect(),
+            ),
+        ],
+        point: (f64::from(chosen.k), chosen.fpr),
+        point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
+        hline: None,
+    }
+}
+
+/// For a target rate: the best f the planner reaches at each transmitted
+/// size z/n, for the standard filter (sent raw, k = ln2·m/n) and the
+/// compressed plan, with the target as a line and the plan as a point.
+fn fpr_figure(n: u64, target: f64, chosen: &Plan, cons: &Constraints) -> Figure {
+    let n_f = n.max(1) as f64;
+    let z_hi = (chosen.compressed_bits_per_key * 1.6).max(4.0);
+    let zs: Vec<f64> = (1..=60).map(|i| z_hi * f64::from(i) / 60.0).collect();
+    let budget = |z: f64| (z * n_f / 8.0).ceil() as u64;
+    let compressed: Vec<(f64, f64)> = zs
+        .iter()
+        .filter_map(|&z| {
+            let p = plan::plan_for_size(n, budget(z), cons).ok()?;
+            Some((p.compressed_bits_per_key, p.fpr))
+        })
+        .collect();
+    let standard: Vec<(f64, f64)> = zs
+        .iter()
+        .filter_map(|&z| {
+            let p = plan::standard_for_size(n, budget(z), cons.seed).ok()?;
+            Some((p.compressed_bits_per_key, p.fpr))
+        })
+        .collect();
+    Figure {
+        title: format!("Best false-positive rate vs transmitted bits per key (n = {n})"),
+        x_desc: "transmitted bits per key z/n",
+        y_desc: "false-positive rate f",
+        curves: vec![
+            ("standard, sent raw".into(), plotters::style::RED, standard),
+            ("compressed plan".into(), plotters::style::BLUE, compressed),
+        ],
+        point: (chosen.compressed_bits_per_key, chosen.fpr),
+        point_label: format!(
+            "plan: {:.2} bits per key, k = {}",
+            chosen.compressed_bits_per_key, chosen.k
+        ),
+        hline: Some(target),
+    }
+}
+
+/// For a delta budget: f against k, each k with the largest m whose delta
+/// frame (after the fraction c of the keys changed) fits the budget.
+fn delta_figure(n: u64, c: f64, budget: u64, chosen: &Plan, cons: &Constraints) -> Figure {
+    let k_max = (f64::from(chosen.k) + 3.0).max(8.0) as u32;
+    let mut pts = Vec::new();
+    for k in 1..=k_max {
+        let fits = |m: u64| plan::frame_bound_bytes(n, m, k, Some(c), cons) <= budget as f64;
+        if !fits(1) {
+            continue;
+        }
+        let (mut lo, mut hi) = (1u64, 1u64 << 40);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        pts.push((f64::from(k), plan::fpr_finite(lo, n, k)));
+    }
+    Figure {
+        title: format!(
+            "False-positive rate vs k for a {budget}-byte delta after {:.1}% of {n} keys change",
+            c * 100.0
+        ),
+        x_desc: "number of hash functions k",
+        y_desc: "false-positive rate f",
+        curves: vec![(
+            "largest m whose delta fits".into(),
+            plotters::style::BLUE,
+            pts,
+        )],
+        point: (f64::from(chosen.k), chosen.fpr),
+        point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
+        hline: None,
+    }
+}
+
+/// For `--bits-per-key`: f against k at that m/n (the uncompressed
+/// filter's classic curve), with the evaluated k.
+fn evaluate_figure(n: u64, m: u64, k: u32, fpr: f64) -> Figure {
+    let k_max = (f64::from(k) + 4.0).max(12.0);
+    let pts = (0..=200)
+        .map(|i| {
+            let kk = 1.0 + (k_max - 1.0) * f64::from(i) / 200.0;
+            (
+                kk,
+                (1.0 - (-kk * n.max(1) as f64 / m as f64).exp()).powf(kk),
+            )
+        })
+        .collect();
+    Figure {
+        title: format!(
+            "False-positive rate vs k at m/n = {:.2} (n = {n})",
+            m as f64 / n.max(1) as f64
+        ),
+        x_desc: "number of hash functions k",
+        y_desc: "false-positive rate f",
+        curves: vec![("f = (1 − e^(−kn/m))^k".into(), plotters::style::BLUE, pts)],
+        point: (f64::from(k), fpr),
+        point_label: format!("k = {k}"),
+        hline: None,
+    }
+}
+
+/// Draws a figure as an SVG file. Both axes are fitted to the curves and
+/// the point (the y axis on a log scale), so nothing falls on an edge.
+fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
+    use plotters::prelude::*;
+    let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let all = fig
+        .curves
+        .iter()
+        .flat_map(|(_, _, pts)| pts.iter().copied())
+        .chain(std::iter::once(fig.point))
+        .chain(fig.hline.map(|y| (fig.point.0, y)))
+        .filter(|&(x, y)| x.is_finite() && y.is_finite() && y > 0.0);
+    let (xmin, xmax, ymin, ymax) = all.fold(
+        (f64::MAX, f64::MIN, f64::MAX, f64::MIN),
+        |(a, b, c, d), (x, y)| (a.min(x), b.max(x), c.min(y), d.max(y)),
+    );
+    if xmin > xmax {
+        return Err(named(&"nothing to plot").into());
+    }
+    let xpad = ((xmax - xmin) * 0.04).max(0.5);
+    let (ylo, yhi) = (ymin.max(1e-300) / 2.0, (ymax * 2.0).min(2.0));
+    let root = SVGBackend::new(path, (PLOT_W, PLOT_H)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| named(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&fig.title, ("sans-serif", 17))
+        .margin(MARGIN)
+        .x_label_area_size(X_LABELS)
+        .y_label_area_size(Y_LABELS)
+        .build_cartesian_2d((xmin - xpad)..(xmax + xpad), (ylo..yhi).log_scale())
+        .map_err(|e| named(&e))?;
     chart
         .configure_mesh()
-        .x_desc("number of hash functions k")
-        .y_desc("false-positive rate f")
+        .x_desc(fig.x_desc)
+        .y_desc(fig.y_desc)
         .y_label_formatter(&|y| format!("{y:.1e}"))
-        .draw()?;
+        .draw()
+        .map_err(|e| named(&e))?;
+    for (label, colour, pts) in &fig.curves {
+        let colour = *colour;
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), colour))
+            .map_err(|e| named(&e))?
+            .label(label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+    }
+    if let Some(y) = fig.hline {
+        chart
+            .draw_series(LineSeries::new(
+                [(xmin - xpad, y), (xmax + xpad, y)],
+                BLACK.mix(0.4),
+            ))
+            .map_err(|e| named(&e))?
+            .label(format!("target f = {y}"))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+    }
     chart
-        .draw_series(LineSeries::new(std_pts, &RED))?
-        .label("standard (m = z)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-    chart
-        .draw_series(LineSeries::new(cmp_pts, &BLUE))?
-        .label("compressed (m·H(p) = z)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-    chart
-        .draw_series(std::iter::once(Circle::new(
-            (f64::from(chosen.k), chosen.fpr),
-            5,
-            BLACK.filled(),
-        )))?
-        .label(format!(
-            "plan: k = {}, m/n = {:.1}",
-            chosen.k, chosen.bits_per_key
-        ))
+        .draw_series(std::iter::once(Circle::new(fig.point, 5, BLACK.filled())))
+        .map_err(|e| named(&e))?
+        .label(fig.point_label.as_str())
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .draw()?;
-    root.present()?;
+        .draw()
+        .map_err(|e| named(&e))?;
+    root.present().map_err(|e| named(&e))?;
     Ok(())
 }
