@@ -9,7 +9,6 @@
 //! during insertion by 1.37e-15·m when k <= ln2·m/n.
 
 use crate::filter::{BloomFilter, FilterError, FilterParams};
-use crate::hash::KeyHash;
 
 /// The saturating maximum of a counter.
 pub const MAX_COUNT: u8 = 15;
@@ -65,7 +64,9 @@ impl CountingBloomFilter {
     fn distinct_positions(&self, key: &[u8]) -> ([u64; crate::MAX_K as usize], usize) {
         let mut pos = [0u64; crate::MAX_K as usize];
         let mut len = 0;
-        for p in KeyHash::new(key, self.params.seed).positions(self.params.m, self.params.k) {
+        let params = &self.params;
+        let h = params.scheme.hash(key, params.seed);
+        for p in h.positions_for(params.scheme, params.m, params.k) {
             if !pos[..len].contains(&p) {
                 pos[len] = p;
                 len += 1;
@@ -110,9 +111,11 @@ impl CountingBloomFilter {
 
     /// True if the key may be present.
     pub fn contains(&self, key: &[u8]) -> bool {
-        KeyHash::new(key, self.params.seed)
-            .positions(self.params.m, self.params.k)
-            .all(|p| self.count(p) > 0)
+        let p = &self.params;
+        p.scheme
+            .hash(key, p.seed)
+            .positions_for(p.scheme, p.m, p.k)
+            .all(|i| self.count(i) > 0)
     }
 
     /// Number of saturated counters.

@@ -32,11 +32,12 @@ impl std::fmt::Display for FilterParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "m = {} bits, k = {}, seed = {}, hash scheme {}",
+            "m = {} bits, k = {}, seed = {}, hash scheme {} ({})",
             self.m,
             self.k,
             self.seed,
-            self.scheme.id()
+            self.scheme.id(),
+            self.scheme.name()
         )
     }
 }
@@ -52,10 +53,23 @@ impl FilterParams {
         }
     }
 
-    /// Checks the ranges documented on the fields.
+    /// Parameters of a Squid cache digest of `m` bits: Squid's MD5
+    /// hashing ([`HashScheme::SquidMd5`]), k = 4, seed 0.
+    pub const fn squid(m: u64) -> Self {
+        FilterParams {
+            m,
+            k: 4,
+            seed: 0,
+            scheme: HashScheme::SquidMd5,
+        }
+    }
+
+    /// Checks the ranges documented on the fields, and the scheme's own
+    /// rules ([`HashScheme::SquidMd5`]: k = 4, m < 2^32, seed 0).
     ///
     /// # Errors
-    /// [`FilterError::InvalidM`] or [`FilterError::InvalidK`].
+    /// [`FilterError::InvalidM`], [`FilterError::InvalidK`] or
+    /// [`FilterError::SchemeRule`].
     pub fn validate(&self) -> Result<(), FilterError> {
         if self.m == 0 || self.m > MAX_M {
             return Err(FilterError::InvalidM { m: self.m });
@@ -63,7 +77,31 @@ impl FilterParams {
         if self.k == 0 || self.k > MAX_K {
             return Err(FilterError::InvalidK { k: self.k });
         }
+        if let Some(rule) = self.scheme_rule_broken() {
+            return Err(FilterError::SchemeRule {
+                scheme: self.scheme.name(),
+                rule,
+            });
+        }
         Ok(())
+    }
+
+    /// The rule of the hash scheme these parameters break, if any.
+    pub(crate) const fn scheme_rule_broken(&self) -> Option<&'static str> {
+        match self.scheme {
+            HashScheme::Xxh3EnhancedDouble => None,
+            HashScheme::SquidMd5 => {
+                if self.k != 4 {
+                    Some("Squid's hashing gives exactly k = 4 positions")
+                } else if self.m > u32::MAX as u64 {
+                    Some("Squid's hashing takes 32-bit words modulo m, so m < 2^32")
+                } else if self.seed != 0 {
+                    Some("Squid's hashing has no seed: seed must be 0")
+                } else {
+                    None
+                }
+            }
+        }
     }
 
     /// Number of 64-bit words that hold `m` bits.
@@ -100,6 +138,23 @@ pub enum FilterError {
         left: FilterParams,
         /// Parameters of the argument.
         right: FilterParams,
+    },
+    /// The parameters break a rule of their hash scheme.
+    #[error("hash scheme {scheme}: {rule}")]
+    SchemeRule {
+        /// The scheme's name.
+        scheme: &'static str,
+        /// The rule broken.
+        rule: &'static str,
+    },
+    /// The kind does not work with this hash scheme (Squid's hashing is
+    /// for standard filters only).
+    #[error("{kind} filters use hash scheme 1 (xxh3), not {scheme}")]
+    SchemeNotForKind {
+        /// The kind's name.
+        kind: &'static str,
+        /// The scheme's name.
+        scheme: &'static str,
     },
     /// A delta's update identity has seq 0; a delta produces version seq
     /// from seq − 1, so seq is at least 1.
@@ -235,12 +290,19 @@ impl BloomFilter {
 
     /// Inserts a key.
     pub fn insert(&mut self, key: &[u8]) {
-        self.insert_hash(KeyHash::new(key, self.params.seed));
+        self.insert_hash(self.hash(key));
     }
 
-    /// Inserts a key by its precomputed hash (with this filter's seed).
+    /// The hash of `key` under this filter's scheme and seed.
+    #[inline]
+    pub fn hash(&self, key: &[u8]) -> KeyHash {
+        self.params.scheme.hash(key, self.params.seed)
+    }
+
+    /// Inserts a key by its precomputed hash ([`hash`](Self::hash)).
     pub fn insert_hash(&mut self, h: KeyHash) {
-        for pos in h.positions(self.params.m, self.params.k) {
+        let p = &self.params;
+        for pos in h.positions_for(p.scheme, p.m, p.k) {
             // pos < m, so pos / 64 < word_len: in bounds.
             self.words[(pos >> 6) as usize] |= 1u64 << (pos & 63);
         }
@@ -259,12 +321,13 @@ impl BloomFilter {
 
     /// True if the key may be in the set; false if it certainly is not.
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(KeyHash::new(key, self.params.seed))
+        self.contains_hash(self.hash(key))
     }
 
-    /// [`contains`](Self::contains) by precomputed hash.
+    /// [`contains`](Self::contains) by precomputed hash ([`hash`](Self::hash)).
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        h.positions(self.params.m, self.params.k)
+        let p = &self.params;
+        h.positions_for(p.scheme, p.m, p.k)
             .all(|pos| self.words[(pos >> 6) as usize] >> (pos & 63) & 1 == 1)
     }
 

@@ -14,19 +14,28 @@
 //!
 //! All arithmetic is on fixed-width unsigned integers, so results do not
 //! depend on the platform's word size or endianness.
+//!
+//! Scheme 2 ([`HashScheme::SquidMd5`], format version 3) is Squid's cache
+//! digest hashing, so that digests Squid sends can be held and queried
+//! as they are: `h = MD5(key)`, cut into four big-endian 32-bit words
+//! `w_0..w_3`, and position `i` is `w_i mod m` (k = 4, m < 2^32, seed 0).
+//! Squid's key is its method id as one byte followed by the URL
+//! ([`crate::squid::store_key`]).
 
+use md5::{Digest, Md5};
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 /// Identifies the hash-to-position scheme on the wire.
-///
-/// Only one scheme exists in format version 1; the id travels so a future
-/// scheme can be added without ambiguity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HashScheme {
     /// XXH3-128 with a 64-bit seed, enhanced double hashing, multiply-shift
     /// reduction. Wire id 1.
     Xxh3EnhancedDouble,
+    /// Squid's cache digest hashing: MD5 of the key, four big-endian 32-bit
+    /// words, each modulo m. Requires k = 4, m < 2^32 and seed 0. Wire id
+    /// 2, format version 3.
+    SquidMd5,
 }
 
 impl HashScheme {
@@ -34,6 +43,7 @@ impl HashScheme {
     pub const fn id(self) -> u8 {
         match self {
             HashScheme::Xxh3EnhancedDouble => 1,
+            HashScheme::SquidMd5 => 2,
         }
     }
 
@@ -41,12 +51,50 @@ impl HashScheme {
     pub const fn from_id(id: u8) -> Option<Self> {
         match id {
             1 => Some(HashScheme::Xxh3EnhancedDouble),
+            2 => Some(HashScheme::SquidMd5),
             _ => None,
+        }
+    }
+
+    /// The lowest format version that defines this scheme.
+    pub const fn min_version(self) -> u8 {
+        match self {
+            HashScheme::Xxh3EnhancedDouble => 1,
+            HashScheme::SquidMd5 => 3,
+        }
+    }
+
+    /// A short name for messages and JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HashScheme::Xxh3EnhancedDouble => "xxh3",
+            HashScheme::SquidMd5 => "squid-md5",
+        }
+    }
+
+    /// The 128-bit hash of `key` under this scheme (`seed` is ignored by
+    /// [`HashScheme::SquidMd5`], whose filters have seed 0).
+    #[inline]
+    pub fn hash(self, key: &[u8], seed: u64) -> KeyHash {
+        match self {
+            HashScheme::Xxh3EnhancedDouble => KeyHash::new(key, seed),
+            HashScheme::SquidMd5 => {
+                let d: [u8; 16] = Md5::digest(key).into();
+                let (hi, lo) = d.split_at(8);
+                KeyHash {
+                    h1: u64::from_be_bytes(hi.try_into().unwrap_or([0; 8])),
+                    h2: u64::from_be_bytes(lo.try_into().unwrap_or([0; 8])),
+                }
+            }
         }
     }
 }
 
 /// The two 64-bit base hashes of a key.
+///
+/// For [`HashScheme::SquidMd5`], `h1` is the MD5 digest's first eight
+/// bytes read big-endian (Squid's words 0 and 1) and `h2` its last eight
+/// (words 2 and 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyHash {
     /// Low 64 bits of XXH3-128(key, seed).
@@ -75,6 +123,25 @@ impl KeyHash {
             i: 0,
             k,
             m,
+            squid: false,
+        }
+    }
+
+    /// The k bit positions in `[0, m)` of this key under `scheme`: for
+    /// [`HashScheme::SquidMd5`], word `i` of the digest modulo m (k ≤ 4:
+    /// the positions stop after the fourth word).
+    #[inline]
+    pub fn positions_for(self, scheme: HashScheme, m: u64, k: u32) -> Positions {
+        match scheme {
+            HashScheme::Xxh3EnhancedDouble => self.positions(m, k),
+            HashScheme::SquidMd5 => Positions {
+                a: self.h1,
+                b: self.h2,
+                i: 0,
+                k: k.min(4),
+                m,
+                squid: true,
+            },
         }
     }
 }
@@ -87,6 +154,8 @@ pub struct Positions {
     i: u32,
     k: u32,
     m: u64,
+    /// Squid's words (scheme 2) instead of enhanced double hashing.
+    squid: bool,
 }
 
 impl Iterator for Positions {
@@ -96,6 +165,14 @@ impl Iterator for Positions {
     fn next(&mut self) -> Option<u64> {
         if self.i >= self.k {
             return None;
+        }
+        if self.squid {
+            // The next word is the top half of a; shift the 128 bits left.
+            let word = self.a >> 32;
+            self.a = (self.a << 32) | (self.b >> 32);
+            self.b <<= 32;
+            self.i += 1;
+            return Some(word % self.m.max(1));
         }
         let pos = reduce(self.a, self.m);
         // a_{i+1} = a_i + b_i and b_{i+1} = b_i + (i + 1) give
@@ -161,7 +238,33 @@ mod tests {
             HashScheme::from_id(HashScheme::Xxh3EnhancedDouble.id()),
             Some(HashScheme::Xxh3EnhancedDouble)
         );
+        assert_eq!(
+            HashScheme::from_id(HashScheme::SquidMd5.id()),
+            Some(HashScheme::SquidMd5)
+        );
         assert_eq!(HashScheme::from_id(0), None);
-        assert_eq!(HashScheme::from_id(2), None);
+        assert_eq!(HashScheme::from_id(3), None);
+    }
+
+    /// RFC 1321's test vector MD5("abc") = 900150983cd24fb0d6963f7d28e17f72,
+    /// cut into Squid's four big-endian words by hand.
+    #[test]
+    fn squid_words_are_big_endian_md5_words() {
+        let h = HashScheme::SquidMd5.hash(b"abc", 0);
+        assert_eq!(h.h1, 0x9001_5098_3cd2_4fb0);
+        assert_eq!(h.h2, 0xd696_3f7d_28e1_7f72);
+        let m = 1u64 << 32;
+        let got: Vec<u64> = h.positions_for(HashScheme::SquidMd5, m, 4).collect();
+        assert_eq!(got, [0x9001_5098, 0x3cd2_4fb0, 0xd696_3f7d, 0x28e1_7f72]);
+        let got: Vec<u64> = h.positions_for(HashScheme::SquidMd5, 1000, 4).collect();
+        assert_eq!(
+            got,
+            [
+                0x9001_5098 % 1000,
+                0x3cd2_4fb0 % 1000,
+                0xd696_3f7d % 1000,
+                0x28e1_7f72 % 1000
+            ]
+        );
     }
 }

@@ -60,7 +60,7 @@ macro_rules! decoding_modules {
     )*};
 }
 
-decoding_modules!(coder, delta, format, kinds, wire);
+decoding_modules!(coder, delta, format, kinds, squid, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;

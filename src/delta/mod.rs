@@ -219,6 +219,7 @@ impl Change {
             filter_type: ty,
             kind: self.kind,
             identity: self.identity,
+            squid_cblock: None,
         }
     }
 
@@ -662,6 +663,7 @@ pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec
         filter_type: FilterType::Delta,
         kind: FilterKind::Sparse,
         identity: None,
+        squid_cblock: None,
     };
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }

@@ -8,6 +8,7 @@ use super::{checked_frame, DecodeError, DecodeLimits};
 use crate::filter::BloomFilter;
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
+use crate::squid::{CBlock, SquidDigest};
 
 /// A decoded filter of any kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +20,9 @@ pub enum AnyFilter {
     Partitioned(PartitionedBloomFilter),
     /// [`FilterKind::Sparse`].
     Sparse(SparseFilter),
+    /// A Squid cache digest: a standard filter with Squid's hashing and
+    /// Squid's header (metadata tag 1).
+    Squid(SquidDigest),
 }
 
 impl AnyFilter {
@@ -28,6 +32,7 @@ impl AnyFilter {
             AnyFilter::Standard(_) => FilterKind::Standard,
             AnyFilter::Partitioned(_) => FilterKind::Partitioned,
             AnyFilter::Sparse(_) => FilterKind::Sparse,
+            AnyFilter::Squid(_) => FilterKind::Standard,
         }
     }
 
@@ -37,6 +42,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.contains(key),
             AnyFilter::Partitioned(f) => f.contains(key),
             AnyFilter::Sparse(f) => f.contains(key),
+            AnyFilter::Squid(d) => d.filter().contains(key),
         }
     }
 
@@ -46,12 +52,33 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.len(),
             AnyFilter::Partitioned(f) => f.len(),
             AnyFilter::Sparse(f) => f.len(),
+            AnyFilter::Squid(d) => d.filter().len(),
         }
     }
 
     /// Whether the sender declared no keys.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The filter's parameters (m, k, seed, hash scheme).
+    pub fn params(&self) -> &crate::FilterParams {
+        match self {
+            AnyFilter::Standard(f) => f.params(),
+            AnyFilter::Partitioned(f) => f.params(),
+            AnyFilter::Sparse(f) => f.params(),
+            AnyFilter::Squid(d) => d.filter().params(),
+        }
+    }
+
+    /// The number of one bits.
+    pub fn count_ones(&self) -> u64 {
+        match self {
+            AnyFilter::Standard(f) => f.count_ones(),
+            AnyFilter::Partitioned(f) => f.bits().count_ones(),
+            AnyFilter::Sparse(f) => f.count_ones(),
+            AnyFilter::Squid(d) => d.filter().count_ones(),
+        }
     }
 }
 
@@ -78,6 +105,9 @@ pub(crate) fn decode_any_payload(
     payload: &[u8],
 ) -> Result<AnyFilter, DecodeError> {
     match h.kind {
+        FilterKind::Standard if h.squid_cblock.is_some() => {
+            decode_squid_payload(h, payload).map(AnyFilter::Squid)
+        }
         FilterKind::Standard => super::decode_full(h, payload).map(AnyFilter::Standard),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
         FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
@@ -94,7 +124,53 @@ pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
         AnyFilter::Standard(f) => super::encode(f),
         AnyFilter::Partitioned(f) => encode_partitioned(f),
         AnyFilter::Sparse(f) => encode_sparse(f),
+        AnyFilter::Squid(d) => encode_squid(d),
     }
+}
+
+/// Encodes a Squid digest: its mask, coded or raw (whichever is smaller),
+/// in a version-3 standard frame with hash scheme 2 and Squid's header as
+/// metadata record 1 (docs/FORMAT.md section 6).
+pub fn encode_squid(d: &SquidDigest) -> Vec<u8> {
+    super::encode_bits(
+        d.filter(),
+        FilterKind::Standard,
+        None,
+        Some(*d.cblock().as_bytes()),
+    )
+}
+
+/// Encodes a Squid digest with its mask uncoded (type 0), header kept.
+pub fn encode_squid_raw(d: &SquidDigest) -> Vec<u8> {
+    let fields = HeaderFields {
+        squid_cblock: Some(*d.cblock().as_bytes()),
+        ..HeaderFields::plain(FilterType::Raw)
+    };
+    let f = d.filter();
+    super::frame_bytes(f.params(), f.len(), &fields, &f.to_bytes())
+}
+
+/// Decodes exactly one frame holding a Squid digest (with its header).
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::NotSquid`] for a frame without a
+/// Squid header.
+pub fn decode_squid(data: &[u8], limits: &DecodeLimits) -> Result<SquidDigest, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Standard)?;
+    decode_squid_payload(&h, payload)
+}
+
+fn decode_squid_payload(h: &FrameHeader, payload: &[u8]) -> Result<SquidDigest, DecodeError> {
+    let cb = h.squid_cblock.ok_or(DecodeError::NotSquid)?;
+    let filter = super::decode_full(h, payload)?;
+    // parse() checked the header against Squid's rules and the filter's
+    // parameters; from_parts checks again rather than trust that.
+    SquidDigest::from_parts(CBlock::from_bytes(cb), filter).map_err(|source| {
+        DecodeError::Squid {
+            offset: h.metadata.map_or(0, |(at, _)| at),
+            source,
+        }
+    })
 }
 
 /// The one full frame in `data`, checked, with `kind` (else
@@ -123,7 +199,7 @@ fn checked_of_kind<'a>(
 /// Encodes a partitioned filter: its bit array, coded or raw (whichever is
 /// smaller), in a version-3 frame of kind 2.
 pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
-    super::encode_bits(f.bits(), FilterKind::Partitioned, None)
+    super::encode_bits(f.bits(), FilterKind::Partitioned, None, None)
 }
 
 /// Encodes a partitioned filter's bit array uncoded (type 0, kind 2).

@@ -135,6 +135,18 @@ pub enum DecodeError {
         /// What is wrong, and where in the payload.
         source: crate::kinds::sparse::SparseError,
     },
+    /// A Squid digest header (metadata tag 1) that Squid would refuse, or
+    /// that does not describe the frame's filter.
+    #[error("Squid digest header at frame byte {offset}: {source}")]
+    Squid {
+        /// Frame offset of the header's first byte.
+        offset: usize,
+        /// What is wrong.
+        source: crate::squid::SquidError,
+    },
+    /// The frame is not a Squid digest (no Squid header, metadata tag 1).
+    #[error("not a Squid digest: the frame has no Squid header (metadata tag 1)")]
+    NotSquid,
     /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
     #[error("decoded filter invalid: {0}")]
     Filter(#[from] FilterError),

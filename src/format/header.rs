@@ -50,6 +50,14 @@ pub const MAX_META_LEN: u64 = 4096;
 /// varint and the records.
 pub const MAX_HEADER_LEN: usize = FIXED_LEN_V3 + 9 * 10 + MAX_META_LEN as usize;
 
+/// Metadata tag 1: Squid's 128-byte `StoreDigestCBlock`, verbatim
+/// (docs/FORMAT.md section 6).
+pub const META_SQUID_CBLOCK: u64 = 1;
+/// Length of Squid's digest header.
+pub const SQUID_CBLOCK_LEN: usize = 128;
+/// Bytes of the Squid record: tag (1), length varint (2), the block.
+const SQUID_RECORD_LEN: usize = 3 + SQUID_CBLOCK_LEN;
+
 /// Version-3 flag bit: the update identity follows n.
 const FLAG_IDENTITY: u8 = 0x01;
 /// Version-3 flag bit: metadata records follow.
@@ -235,6 +243,8 @@ pub(crate) struct HeaderFields {
     pub(crate) filter_type: FilterType,
     pub(crate) kind: FilterKind,
     pub(crate) identity: Option<UpdateId>,
+    /// Squid's digest header, kept as metadata tag 1 (section 6).
+    pub(crate) squid_cblock: Option<[u8; SQUID_CBLOCK_LEN]>,
 }
 
 impl HeaderFields {
@@ -244,16 +254,36 @@ impl HeaderFields {
             filter_type,
             kind: FilterKind::Standard,
             identity: None,
+            squid_cblock: None,
         }
     }
 
-    /// The lowest version that defines everything these fields use.
-    pub(crate) const fn version(&self) -> u8 {
-        if self.identity.is_some() || !matches!(self.kind, FilterKind::Standard) {
+    /// The lowest version that defines everything these fields and the
+    /// hash scheme use.
+    pub(crate) const fn version(&self, scheme: HashScheme) -> u8 {
+        if self.identity.is_some()
+            || self.squid_cblock.is_some()
+            || !matches!(self.kind, FilterKind::Standard)
+            || scheme.min_version() >= 3
+        {
             3
         } else {
             self.filter_type.min_version()
         }
+    }
+
+    /// The metadata records these fields carry (section 6), as written:
+    /// `tag ‖ len ‖ bytes` for each.
+    fn records(&self) -> Option<([u8; SQUID_RECORD_LEN], usize)> {
+        self.squid_cblock.map(|cb| {
+            let mut rec = [0u8; SQUID_RECORD_LEN];
+            // tag 1, length 128 as the varint 0x80 0x01, then the block.
+            rec[0] = META_SQUID_CBLOCK as u8;
+            rec[1] = 0x80;
+            rec[2] = 0x01;
+            rec[3..].copy_from_slice(&cb);
+            (rec, SQUID_RECORD_LEN)
+        })
     }
 }
 
@@ -274,6 +304,8 @@ pub struct FrameHeader {
     pub identity: Option<UpdateId>,
     /// Frame offset and length of the metadata records (version 3), if any.
     pub metadata: Option<(usize, usize)>,
+    /// Squid's digest header (metadata tag 1), if the frame carries one.
+    pub squid_cblock: Option<[u8; SQUID_CBLOCK_LEN]>,
     /// Payload length in bytes.
     pub payload_len: u64,
     /// Header length in bytes (fixed part plus varints and records).
@@ -309,10 +341,14 @@ pub fn frame_overhead(seed: u64, m: u64, k: u32, n: u64, payload_len: u64) -> us
 
 /// Bytes the version-3 header adds for `fields` over [`frame_overhead`]:
 /// the kind byte and the identity's varints, if it is a version-3 frame.
-pub(crate) fn v3_extra(fields: &HeaderFields) -> usize {
-    if fields.version() < 3 {
+pub(crate) fn v3_extra(fields: &HeaderFields, scheme: HashScheme) -> usize {
+    if fields.version(scheme) < 3 {
         return 0;
     }
+    // meta_len's varint and the records (at most 4096 bytes).
+    let meta = fields
+        .records()
+        .map_or(0, |(_, len)| varint::len(len as u64).saturating_add(len));
     // Three varints of at most 10 bytes and the kind byte: no overflow.
     let id = fields.identity.map_or(0, |i| {
         [i.stream, i.epoch, i.seq]
@@ -320,7 +356,7 @@ pub(crate) fn v3_extra(fields: &HeaderFields) -> usize {
             .map(|&v| varint::len(v))
             .sum::<usize>()
     });
-    id.saturating_add(1)
+    id.saturating_add(1).saturating_add(meta)
 }
 
 /// Appends a header to `out`.
@@ -331,17 +367,21 @@ pub(crate) fn write(
     n: u64,
     payload_len: u64,
 ) {
-    let version = fields.version();
+    let version = fields.version(params.scheme);
+    let records = fields.records();
     out.extend_from_slice(&MAGIC);
     out.push(version);
     out.push(fields.filter_type.id());
     out.push(params.scheme.id());
     if version >= 3 {
-        out.push(if fields.identity.is_some() {
-            FLAG_IDENTITY
-        } else {
-            0
-        });
+        let mut flags = 0;
+        if fields.identity.is_some() {
+            flags |= FLAG_IDENTITY;
+        }
+        if records.is_some() {
+            flags |= FLAG_METADATA;
+        }
+        out.push(flags);
         out.push(fields.kind.id());
     } else {
         out.push(0);
@@ -354,6 +394,10 @@ pub(crate) fn write(
         varint::put(out, id.stream);
         varint::put(out, id.epoch);
         varint::put(out, id.seq);
+    }
+    if let Some((rec, len)) = records {
+        varint::put(out, len as u64);
+        out.extend_from_slice(rec.get(..len).unwrap_or(&rec));
     }
     varint::put(out, payload_len);
 }
@@ -415,8 +459,9 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     let filter_type = FilterType::from_id(ty, version)
         .ok_or(DecodeError::UnknownFilterType { id: ty, version })?;
     let scheme_id = byte(4)?;
-    let scheme =
-        HashScheme::from_id(scheme_id).ok_or(DecodeError::UnknownHashScheme { id: scheme_id })?;
+    let scheme = HashScheme::from_id(scheme_id)
+        .filter(|s| s.min_version() <= version)
+        .ok_or(DecodeError::UnknownHashScheme { id: scheme_id })?;
     let flags = byte(5)?;
     let allowed = if version >= 3 {
         FLAG_IDENTITY | FLAG_METADATA
@@ -456,8 +501,14 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         identity = Some(UpdateId { stream, epoch, seq });
     }
     let mut metadata = None;
+    let mut squid_cblock = None;
     if flags & FLAG_METADATA != 0 {
-        metadata = Some(records(&mut cur)?);
+        let (at, len, squid_at) = records(&mut cur)?;
+        metadata = Some((at, len));
+        squid_cblock = squid_at.and_then(|i| {
+            let block = data.get(i..i.saturating_add(SQUID_CBLOCK_LEN))?;
+            Some((i, <[u8; SQUID_CBLOCK_LEN]>::try_from(block).ok()?))
+        });
     }
     let (payload_len, len_at) = cur.next("payload_len")?;
     let header_len = cur.at;
@@ -504,6 +555,40 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         seed,
         scheme,
     };
+    if let Some(reason) = params.scheme_rule_broken() {
+        return Err(DecodeError::InvalidField {
+            offset: 4,
+            field: "hash scheme",
+            reason,
+        });
+    }
+    if scheme != HashScheme::Xxh3EnhancedDouble && kind != FilterKind::Standard {
+        return Err(DecodeError::InvalidField {
+            offset: 4,
+            field: "hash scheme",
+            reason: "Squid's hashing (scheme 2) is for the standard kind only",
+        });
+    }
+    if let Some((at, cb)) = &squid_cblock {
+        // Squid's own checks, then that the header describes this filter
+        // (the scheme rules above made k = 4, seed 0).
+        let cb = crate::squid::CBlock::from_bytes(*cb);
+        cb.validate()
+            .and_then(|()| {
+                if kind == FilterKind::Standard && params == FilterParams::squid(cb.mask_bits()) {
+                    Ok(())
+                } else {
+                    Err(crate::squid::SquidError::FilterMismatch {
+                        params,
+                        mask_size: cb.mask_size(),
+                    })
+                }
+            })
+            .map_err(|source| DecodeError::Squid {
+                offset: *at,
+                source,
+            })?;
+    }
     kind_rules(kind, filter_type, &params, payload_len, (m_at, len_at))?;
     // A declared payload_len near 2^64 must not wrap the frame length
     // (found by the apply_arbitrary fuzz target).
@@ -526,6 +611,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         n,
         identity,
         metadata,
+        squid_cblock: squid_cblock.map(|(_, cb)| cb),
         payload_len,
         header_len,
     };
@@ -659,16 +745,15 @@ pub const DELTA_MIN_PAYLOAD: u64 = 16;
 /// Smallest conditional delta payload: the digests and two one-byte varints.
 pub const CONDITIONAL_DELTA_MIN_PAYLOAD: u64 = DELTA_MIN_PAYLOAD + 2;
 
-/// Whether this build knows metadata tag `tag`. No tag is defined in this
-/// revision of the format (docs/FORMAT.md section 6).
+/// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
 const fn known_metadata_tag(tag: u64) -> bool {
-    let _ = tag;
-    false
+    tag == META_SQUID_CBLOCK
 }
 
 /// Reads `meta_len` and the records after it (docs/FORMAT.md section 6);
-/// returns their frame offset and length.
-fn records(cur: &mut Fields<'_>) -> Result<(usize, usize), DecodeError> {
+/// returns their frame offset and length, and where a Squid digest header
+/// (tag 1) starts, if there is one.
+fn records(cur: &mut Fields<'_>) -> Result<(usize, usize, Option<usize>), DecodeError> {
     let (meta_len, len_at) = cur.next("meta_len")?;
     if meta_len == 0 || meta_len > MAX_META_LEN {
         return Err(DecodeError::InvalidField {
@@ -687,6 +772,7 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize), DecodeError> {
         });
     }
     let mut last: Option<u64> = None;
+    let mut squid_at = None;
     while cur.at < end {
         let (tag, tag_at) = cur.next("metadata tag")?;
         let (len, len_at) = cur.next("metadata length")?;
@@ -712,6 +798,16 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize), DecodeError> {
                 tag,
             });
         }
+        if tag == META_SQUID_CBLOCK {
+            if len != SQUID_CBLOCK_LEN as u64 {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "metadata length",
+                    reason: "a Squid digest header (tag 1) is 128 bytes",
+                });
+            }
+            squid_at = Some(cur.at);
+        }
         // len <= room <= 4096.
         cur.at = cur.at.saturating_add(len as usize);
     }
@@ -722,7 +818,7 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize), DecodeError> {
             reason: "the records do not fill meta_len exactly",
         });
     }
-    Ok((start, end.saturating_sub(start)))
+    Ok((start, end.saturating_sub(start), squid_at))
 }
 
 #[cfg(test)]

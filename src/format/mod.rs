@@ -23,8 +23,8 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
 pub use any::{
-    decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned,
-    encode_partitioned_raw, encode_sparse, AnyFilter,
+    decode_any, decode_partitioned, decode_sparse, decode_squid, encode_any, encode_partitioned,
+    encode_partitioned_raw, encode_sparse, encode_squid, encode_squid_raw, AnyFilter,
 };
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
@@ -35,7 +35,9 @@ pub use limits::{DecodeLimits, KindSet, DEFAULT_MAX_EXPANSION};
 pub fn max_encoded_len(filter: &BloomFilter) -> usize {
     let p = filter.params();
     let raw = p.byte_len();
-    (raw as usize).saturating_add(header::frame_overhead(p.seed, p.m, p.k, filter.len(), raw))
+    (raw as usize)
+        .saturating_add(header::frame_overhead(p.seed, p.m, p.k, filter.len(), raw))
+        .saturating_add(header::v3_extra(&HeaderFields::plain(FilterType::Raw), p.scheme))
 }
 
 /// Encodes `filter` as a frame: coded if that is smaller, raw otherwise.
@@ -89,7 +91,7 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
-    encode_bits(filter, FilterKind::Standard, Some(id))
+    encode_bits(filter, FilterKind::Standard, Some(id), None)
 }
 
 /// A bit array of `kind` (standard or partitioned) as its smallest frame,
@@ -98,6 +100,7 @@ pub(crate) fn encode_bits(
     filter: &BloomFilter,
     kind: FilterKind,
     identity: Option<UpdateId>,
+    squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
 ) -> Vec<u8> {
     let p = filter.params();
     let mut payload = Vec::new();
@@ -111,6 +114,7 @@ pub(crate) fn encode_bits(
         filter_type: ty,
         kind,
         identity,
+        squid_cblock,
     };
     frame_bytes(p, filter.len(), &fields, &payload)
 }
@@ -132,7 +136,7 @@ pub(crate) fn frame_bytes(
     payload: &[u8],
 ) -> Vec<u8> {
     let overhead = header::frame_overhead(p.seed, p.m, p.k, n, payload.len() as u64)
-        .saturating_add(header::v3_extra(fields));
+        .saturating_add(header::v3_extra(fields, p.scheme));
     let mut out = Vec::with_capacity(payload.len().saturating_add(overhead));
     header::write(&mut out, fields, p, n, payload.len() as u64);
     out.extend_from_slice(payload);

@@ -363,14 +363,15 @@ impl SparseFilter {
         let mut n = 0u64;
         let mut positions = Vec::new();
         for key in keys {
-            positions.extend(KeyHash::new(key.as_ref(), params.seed).positions(params.m, params.k));
+            let h = params.scheme.hash(key.as_ref(), params.seed);
+            positions.extend(h.positions_for(params.scheme, params.m, params.k));
             n = n.saturating_add(1);
         }
         Self::from_positions(params, n, positions)
     }
 
-    /// The filter of keys given by their hashes ([`KeyHash::new`] with the
-    /// filter's seed), as [`SparseFilter::from_keys`].
+    /// The filter of keys given by their hashes (the scheme's
+    /// [`HashScheme::hash`](crate::HashScheme::hash) with the filter's seed), as [`SparseFilter::from_keys`].
     ///
     /// # Errors
     /// Parameters out of range, or no memory.
@@ -382,7 +383,7 @@ impl SparseFilter {
         let mut n = 0u64;
         let mut positions = Vec::new();
         for h in hashes {
-            positions.extend(h.positions(params.m, params.k));
+            positions.extend(h.positions_for(params.scheme, params.m, params.k));
             n = n.saturating_add(1);
         }
         Self::from_positions(params, n, positions)
@@ -485,9 +486,11 @@ impl SparseFilter {
 
     /// True if the key may be in the set; false if it certainly is not.
     pub fn contains(&self, key: &[u8]) -> bool {
-        KeyHash::new(key, self.params.seed)
-            .positions(self.params.m, self.params.k)
-            .all(|p| self.set.contains(p))
+        let p = &self.params;
+        p.scheme
+            .hash(key, p.seed)
+            .positions_for(p.scheme, p.m, p.k)
+            .all(|i| self.set.contains(i))
     }
 }
 

@@ -259,7 +259,7 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     };
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
-    let p = kinds::params(&f);
+    let p = f.params();
     eprintln!(
         "encoded {} m={} k={}: {} -> {} bytes ({})",
         f.kind().name(),
@@ -329,6 +329,22 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             );
             return Ok(());
         }
+        AnyFilter::Squid(d) => {
+            let out = if a.bits_only {
+                d.filter().to_bytes()
+            } else {
+                // Uncoded, Squid's header kept.
+                compressed_bloom::format::encode_squid_raw(&d)
+            };
+            write_all(&a.output, &out)?;
+            eprintln!(
+                "decoded Squid digest m={} k=4: {} -> {} bytes",
+                d.filter().m(),
+                data.len(),
+                out.len()
+            );
+            return Ok(());
+        }
         other => return Err(format!("cannot decode a {} filter", other.kind().name()).into()),
     };
     let out = if a.bits_only {
@@ -367,7 +383,7 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         return inspect_delta(a, &data);
     }
     let any = compressed_bloom::decode_any(&data, &limits)?;
-    let ones = kinds::ones(&any);
+    let ones = any.count_ones();
     let bound = log2_binomial(h.params.m, ones) / 8.0;
     let mut v = header_json(&h, ones, data.len(), bound);
     let fill = ones as f64 / h.params.m as f64;
@@ -379,6 +395,10 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     v["estimated_n"] = finite_or_null(estimated_n);
     v["expected_fpr"] = json!(expected_fpr);
     v[any.kind().name()] = kinds::kind_json(&any, h.payload_len);
+    if let AnyFilter::Squid(_) = &any {
+        v["squid"] = kinds::kind_json(&any, h.payload_len);
+        v[any.kind().name()] = json!({});
+    }
     if a.json {
         outln!("{v}");
         return Ok(());
@@ -387,8 +407,12 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("type             {}", h.filter_type.name());
     outln!("format version   {}", h.version);
     outln!(
-        "hash scheme      {} (xxh3-128, enhanced double hashing)",
-        h.params.scheme.id()
+        "hash scheme      {} ({})",
+        h.params.scheme.id(),
+        match h.params.scheme {
+            compressed_bloom::HashScheme::SquidMd5 => "Squid: MD5, four 32-bit words mod m",
+            _ => "xxh3-128, enhanced double hashing",
+        }
     );
     outln!("seed             {}", h.params.seed);
     outln!("m (bits)         {}", h.params.m);
@@ -405,6 +429,29 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("expected fpr     {expected_fpr:.6}");
     if let AnyFilter::Sparse(sp) = &any {
         outln!("held in memory   {} bytes (positions)", sp.heap_bytes());
+    }
+    if let AnyFilter::Squid(d) = &any {
+        let cb = d.cblock();
+        outln!(
+            "squid header     version {} (requires {}), capacity {}, count {}, del_count {}",
+            cb.version_current(),
+            cb.version_required(),
+            cb.capacity(),
+            cb.count(),
+            cb.del_count()
+        );
+        outln!(
+            "squid mask       {} bytes, {} bits per entry, {} hash functions, {:.1}% set{}",
+            cb.mask_size(),
+            cb.bits_per_entry(),
+            cb.hash_func_count(),
+            d.utilisation() * 100.0,
+            if d.utilisation() > compressed_bloom::squid::MAX_USEFUL_UTILISATION {
+                " (over 65%: Squid would not use it)"
+            } else {
+                ""
+            }
+        );
     }
     Ok(())
 }
@@ -445,11 +492,22 @@ pub(crate) struct QueryArgs {
     /// Frame file (`-` for stdin).
     filter: PathBuf,
     /// Keys to look up.
-    #[arg(conflicts_with = "keys")]
+    #[arg(conflicts_with_all = ["keys", "url", "urls"])]
     key: Vec<String>,
     /// File of keys, one per line (`-` for stdin).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["url", "urls"])]
     keys: Option<PathBuf>,
+    /// A URL to look up in a Squid digest, hashed as Squid does (method byte
+    /// and URL); may be repeated.
+    #[arg(long, conflicts_with = "urls")]
+    url: Vec<String>,
+    /// File of URLs for a Squid digest, one per line (`-` for stdin).
+    #[arg(long)]
+    urls: Option<PathBuf>,
+    /// The request method of --url/--urls: GET, POST, PUT, HEAD, CONNECT,
+    /// TRACE, OPTIONS, DELETE, or Squid's method number.
+    #[arg(long, default_value = "GET", value_parser = parse_method)]
+    method: u8,
     /// Print a summary instead of one line per key.
     #[arg(long)]
     count: bool,
@@ -467,17 +525,47 @@ pub(crate) struct QueryArgs {
     limits: LimitArgs,
 }
 
+/// A method name or Squid method number for `--method`.
+fn parse_method(s: &str) -> Result<u8, String> {
+    compressed_bloom::squid::method::parse(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not a method: GET, POST, PUT, HEAD, CONNECT, TRACE, OPTIONS, DELETE,              or Squid's method number (0-255)"
+        )
+    })
+}
+
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
-    if crate::is_std(&a.filter) && a.keys.as_deref().is_some_and(crate::is_std) {
+    let key_file = a.keys.as_deref().or(a.urls.as_deref());
+    if crate::is_std(&a.filter) && key_file.is_some_and(crate::is_std) {
         return Err("the filter and the keys cannot both be standard input".into());
     }
     let f = kinds::read_any(&a.filter, &a.limits)?;
+    let by_url = !a.url.is_empty() || a.urls.is_some();
+    if by_url && f.params().scheme != compressed_bloom::HashScheme::SquidMd5 {
+        return Err(format!(
+            "--url and --urls look URLs up as Squid does, but {} uses hash scheme {} ({});              use --keys or plain keys",
+            a.filter.display(),
+            f.params().scheme.id(),
+            f.params().scheme.name()
+        )
+        .into());
+    }
+    let method = a.method;
+    let mut key_buf = Vec::new();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut present, mut total) = (0u64, 0u64);
     let per_line = !a.count && !a.quiet;
     let mut ask = |key: &[u8]| -> CliResult {
         use std::io::Write as _;
-        let hit = f.contains(key);
+        let hit = if by_url {
+            // Squid's store key: the method byte, then the URL.
+            key_buf.clear();
+            key_buf.push(method);
+            key_buf.extend_from_slice(key);
+            f.contains(&key_buf)
+        } else {
+            f.contains(key)
+        };
         present += u64::from(hit);
         total += 1;
         if per_line {
@@ -486,12 +574,12 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         }
         Ok(())
     };
-    match &a.keys {
+    match key_file {
         Some(path) => {
             for_each_key(path, a.skip_blank, &mut ask)?;
         }
         None => {
-            for key in &a.key {
+            for key in a.key.iter().chain(&a.url) {
                 ask(key.as_bytes())?;
             }
         }
@@ -618,19 +706,27 @@ pub(crate) struct DeltaArgs {
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     let old = kinds::read_any(&a.old, &a.limits)?;
     let new = kinds::read_any(&a.new, &a.limits)?;
-    if old.kind() == new.kind() && kinds::params(&old) != kinds::params(&new) {
+    if old.kind() == new.kind() && old.params() != new.params() {
         return Err(format!(
             "OLD has {} and NEW has {}: a delta needs both filters built with the same m, k and seed \
              (build NEW with --m {} --k {} --seed {})",
-            kinds::params(&old),
-            kinds::params(&new),
-            kinds::params(&old).m,
-            kinds::params(&old).k,
-            kinds::params(&old).seed
+            old.params(),
+            new.params(),
+            old.params().m,
+            old.params().k,
+            old.params().seed
         )
         .into());
     }
     let frame = match (&old, &new, a.kind) {
+        (AnyFilter::Squid(o), AnyFilter::Squid(n), kind) => {
+            let (o, n) = (o.filter(), n.filter());
+            match kind {
+                DeltaKind::Auto => delta::encode_delta(o, n)?,
+                DeltaKind::Conditional => delta::encode_delta_conditional(o, n)?,
+                DeltaKind::Plain => delta::encode_delta_plain(o, n)?,
+            }
+        }
         (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Auto) => {
             delta::encode_delta(o, n)?
         }
@@ -666,7 +762,7 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     };
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode_any(&new).len();
-    let p = kinds::params(&new);
+    let p = new.params();
     eprintln!(
         "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
         frame_type(&frame),
@@ -703,13 +799,14 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
         AnyFilter::Standard(b) => delta::apply(b, &d, &limits)?,
         AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,
         AnyFilter::Sparse(b) => delta::apply_sparse(b, &d, &limits)?,
+        AnyFilter::Squid(b) => b.apply_delta(&d, &limits)?,
         other => {
             return Err(format!("cannot apply a delta to a {} filter", other.kind().name()).into())
         }
     }
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
-    let p = kinds::params(&f);
+    let p = f.params();
     eprintln!(
         "applied: {} m={} k={} n={}, {} bytes written",
         f.kind().name(),

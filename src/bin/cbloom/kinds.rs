@@ -144,26 +144,6 @@ pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> 
     Ok(format::decode_any(&read_all(path)?, &limits.limits())?)
 }
 
-/// m, k of any kind's filter.
-pub(crate) fn params(f: &AnyFilter) -> FilterParams {
-    match f {
-        AnyFilter::Standard(f) => *f.params(),
-        AnyFilter::Partitioned(f) => *f.params(),
-        AnyFilter::Sparse(f) => *f.params(),
-        _ => FilterParams::new(1, 1, 0),
-    }
-}
-
-/// The number of one bits of any kind's filter.
-pub(crate) fn ones(f: &AnyFilter) -> u64 {
-    match f {
-        AnyFilter::Standard(f) => f.count_ones(),
-        AnyFilter::Partitioned(f) => f.bits().count_ones(),
-        AnyFilter::Sparse(f) => f.count_ones(),
-        _ => 0,
-    }
-}
-
 /// The kind's own figures for `inspect`.
 pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value {
     match f {
@@ -180,6 +160,21 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
             },
             "held_bytes": s.heap_bytes(),
         }),
+        AnyFilter::Squid(d) => {
+            let cb = d.cblock();
+            json!({
+                "version_current": cb.version_current(),
+                "version_required": cb.version_required(),
+                "capacity": cb.capacity(),
+                "count": cb.count(),
+                "del_count": cb.del_count(),
+                "mask_size": cb.mask_size(),
+                "bits_per_entry": cb.bits_per_entry(),
+                "hash_func_count": cb.hash_func_count(),
+                "utilisation": d.utilisation(),
+                "usable_by_squid": d.utilisation() <= compressed_bloom::squid::MAX_USEFUL_UTILISATION,
+            })
+        }
         _ => json!({}),
     }
 }

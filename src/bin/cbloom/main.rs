@@ -15,6 +15,7 @@ mod files;
 mod filters;
 mod kinds;
 mod plan_cmd;
+mod squid_cmd;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -51,6 +52,10 @@ enum Command {
     Apply(filters::ApplyArgs),
     /// Plan, build, encode, decode and verify a filter from generated keys.
     Demo(demo::DemoArgs),
+    /// Import a Squid cache digest as a frame (`--squid FILE -o OUT`).
+    Import(squid_cmd::ImportArgs),
+    /// Export a frame holding a Squid digest as Squid sends it (`--squid IN -o FILE`).
+    Export(squid_cmd::ExportArgs),
 }
 
 /// Limits applied when reading frames.
@@ -139,6 +144,8 @@ fn main() -> ExitCode {
         Command::Delta(a) => filters::delta(&a),
         Command::Apply(a) => filters::apply(&a),
         Command::Demo(a) => demo::run(&a),
+        Command::Import(a) => squid_cmd::import(&a),
+        Command::Export(a) => squid_cmd::export(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,88 @@
+//! `import --squid` and `export --squid`: Squid cache digests in and out.
+
+use crate::files::{read_all, write_all};
+use crate::{CliResult, LimitArgs};
+use clap::Args;
+use compressed_bloom::format::{self, AnyFilter};
+use compressed_bloom::squid::SquidDigest;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct ImportArgs {
+    /// A Squid cache digest (the 128-byte header and the mask), `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    squid: PathBuf,
+    /// Output frame (`-` for stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Keep the mask uncoded (a raw frame) instead of the smaller of coded and raw.
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn import(a: &ImportArgs) -> CliResult {
+    let data = read_all(&a.squid)?;
+    let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits())
+        .map_err(|e| format!("{}: {e}", a.squid.display()))?;
+    let frame = if a.raw {
+        format::encode_squid_raw(&d)
+    } else {
+        format::encode_squid(&d)
+    };
+    write_all(&a.output, &frame)?;
+    let cb = d.cblock();
+    eprintln!(
+        "imported Squid digest v{} (capacity {}, count {}, {} bits per entry, {} mask bytes, \
+         {:.1}% of bits set): {} -> {} bytes",
+        cb.version_current(),
+        cb.capacity(),
+        cb.count(),
+        cb.bits_per_entry(),
+        cb.mask_size(),
+        d.utilisation() * 100.0,
+        data.len(),
+        frame.len()
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// A frame holding a Squid digest (from `import --squid`), `-` for stdin.
+    #[arg(long = "squid", value_name = "IN")]
+    input: PathBuf,
+    /// Write the digest as Squid sends it (header and mask) to this file.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(crate) fn export(a: &ExportArgs) -> CliResult {
+    let data = read_all(&a.input)?;
+    let d = match format::decode_any(&data, &a.limits.limits())? {
+        AnyFilter::Squid(d) => d,
+        other => {
+            return Err(format!(
+                "{} holds a {} filter with hash scheme {} and no Squid header; \
+                 only digests imported with `cbloom import --squid` can be exported to Squid",
+                a.input.display(),
+                other.kind().name(),
+                other.params().scheme.name()
+            )
+            .into())
+        }
+    };
+    let out = d.to_squid_bytes();
+    write_all(&a.output, &out)?;
+    eprintln!(
+        "exported Squid digest: {} -> {} bytes ({} header + {} mask)",
+        data.len(),
+        out.len(),
+        compressed_bloom::squid::CBLOCK_LEN,
+        d.cblock().mask_size()
+    );
+    Ok(())
+}
