@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """A reference decoder for version-3 frames of docs/FORMAT.md, written from
 the document alone: the version-3 header (section 2.2) with its update
-identity (section 5), and the partitioned (8.2) and sparse (8.4) kinds. The
-coded bit array of section 3 comes from tools/ref_decoder.py.
+identity (section 5), metadata (section 6: tag 1, Squid's digest header,
+with hash scheme 2 of section 1.1), and the partitioned (8.2) and sparse
+(8.4) kinds. The coded bit array of section 3 comes from
+tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, or positions one per line)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
+    python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
         # the same OUT computed from the keys key-FIRST..key-N with XXH3 (pip install xxhash),
         # independently of any frame
@@ -23,10 +26,8 @@ def decode_v3(frame: bytes):
     if len(frame) < 7:
         raise rd.FrameError("truncated")
     version, ftype, scheme, flags, kind = frame[2], frame[3], frame[4], frame[5], frame[6]
-    if version != 3 or scheme != 1 or flags & ~0x03:
+    if version != 3 or scheme not in (1, 2) or flags & ~0x03:
         raise rd.FrameError("unsupported header byte")
-    if flags & 0x02:
-        raise rd.FrameError("no metadata tag is defined")
     at = 7
     seed, at = rd.varint(frame, at)
     m, at = rd.varint(frame, at)
@@ -37,9 +38,30 @@ def decode_v3(frame: bytes):
         header["stream"], at = rd.varint(frame, at)
         header["epoch"], at = rd.varint(frame, at)
         header["seq"], at = rd.varint(frame, at)
+    if flags & 0x02:
+        meta_len, at = rd.varint(frame, at)
+        if not 1 <= meta_len <= 4096:
+            raise rd.FrameError("meta_len out of range")
+        end, last = at + meta_len, -1
+        while at < end:
+            tag, at = rd.varint(frame, at)
+            length, at = rd.varint(frame, at)
+            if tag <= last or at + length > end:
+                raise rd.FrameError("bad metadata record")
+            last = tag
+            if tag != 1 or length != 128:
+                raise rd.FrameError("unknown metadata tag")
+            header["squid_cblock"] = bytes(frame[at:at + 128])
+            at += length
+        if at != end:
+            raise rd.FrameError("records do not fill meta_len")
     plen, at = rd.varint(frame, at)
     if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
         raise rd.FrameError("m or k out of range")
+    if scheme == 2 and (k != 4 or m >= 1 << 32 or seed != 0 or kind != 0):
+        raise rd.FrameError("scheme 2 needs k = 4, m < 2^32, seed 0, kind 0")
+    if "squid_cblock" in header:
+        check_squid(header["squid_cblock"], scheme, m, k)
     if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
         raise rd.FrameError("a delta's seq is at least 1")
     raw_len = (m + 7) // 8
@@ -79,6 +101,21 @@ def decode_v3(frame: bytes):
         if f in h2:
             header[f] = h2[f]
     return header, out
+
+
+def check_squid(cb: bytes, scheme: int, m: int, k: int):
+    """Section 6, tag 1: Squid's own header checks, then the filter's shape."""
+    cur, req = (int.from_bytes(cb[i:i + 2], "big", signed=True) for i in (0, 2))
+    cap, count, dels, size = (int.from_bytes(cb[i:i + 4], "big", signed=True) for i in (4, 8, 12, 16))
+    bpe, hfc = cb[20], cb[21]
+    if req > 5 or cur < 3 or req > cur:
+        raise rd.FrameError("Squid version check")
+    if size <= 0 or cap <= 0 or bpe <= 0 or hfc <= 0:
+        raise rd.FrameError("Squid header corrupted")
+    if size != min((cap * bpe + 7) // 8, 268435454) or hfc != 4:
+        raise rd.FrameError("Squid mask size or hash count")
+    if scheme != 2 or m != 8 * size or k != 4:
+        raise rd.FrameError("Squid header does not describe the filter")
 
 
 def sparse_positions(payload: bytes, m: int):
@@ -187,6 +224,10 @@ if __name__ == "__main__":
     if sys.argv[1] == "decode":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         write(out, sys.argv[3])
+        print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "squid":
+        header, out = decode_v3(open(sys.argv[2], "rb").read())
+        open(sys.argv[3], "wb").write(header.pop("squid_cblock") + out)
         print(" ".join(f"{k}={v}" for k, v in header.items()))
     elif sys.argv[1] == "apply":
         out = apply_sparse(open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read())
