@@ -53,6 +53,45 @@ impl CountingBloomFilter {
         self.n == 0
     }
 
+    /// A filter from packed counters (crate-internal: the decoder checked
+    /// that counters past m are 0).
+    pub(crate) fn from_parts(params: FilterParams, n: u64, counters: Vec<u64>) -> Self {
+        debug_assert_eq!(counters.len() as u64, params.m.div_ceil(16));
+        CountingBloomFilter {
+            params,
+            n,
+            counters,
+        }
+    }
+
+    /// The packed counters: sixteen per word, counter i at bits 4·(i mod
+    /// 16) of word ⌊i/16⌋ (as little-endian bytes: counter i in the low
+    /// nibble of byte i/2 for even i, the high nibble for odd i).
+    pub fn as_words(&self) -> &[u64] {
+        &self.counters
+    }
+
+    /// The number of non-zero counters (the bit view's one bits).
+    pub fn count_nonzero(&self) -> u64 {
+        self.counters
+            .iter()
+            .map(|&w| {
+                // A nibble is non-zero if any of its 4 bits is set.
+                let any = w | (w >> 1) | (w >> 2) | (w >> 3);
+                u64::from((any & 0x1111_1111_1111_1111).count_ones())
+            })
+            .sum()
+    }
+
+    /// How many counters hold each value 0..=15.
+    pub fn histogram(&self) -> [u64; 16] {
+        let mut h = [0u64; 16];
+        for i in 0..self.params.m {
+            h[usize::from(self.count(i))] += 1;
+        }
+        h
+    }
+
     /// Counter `i` (0 for i >= m).
     pub fn count(&self, i: u64) -> u8 {
         if i >= self.params.m {
@@ -62,10 +101,17 @@ impl CountingBloomFilter {
     }
 
     fn distinct_positions(&self, key: &[u8]) -> ([u64; crate::MAX_K as usize], usize) {
+        let params = &self.params;
+        self.distinct_positions_of(params.scheme.hash(key, params.seed))
+    }
+
+    fn distinct_positions_of(
+        &self,
+        h: crate::hash::KeyHash,
+    ) -> ([u64; crate::MAX_K as usize], usize) {
         let mut pos = [0u64; crate::MAX_K as usize];
         let mut len = 0;
         let params = &self.params;
-        let h = params.scheme.hash(key, params.seed);
         for p in h.positions_for(params.scheme, params.m, params.k) {
             if !pos[..len].contains(&p) {
                 pos[len] = p;
@@ -84,6 +130,21 @@ impl CountingBloomFilter {
         let w = &mut self.counters[(i / 16) as usize];
         let shift = 4 * (i % 16);
         *w = (*w & !(0xf << shift)) | (new << shift);
+    }
+
+    /// Inserts a key by its hash (the scheme's
+    /// [`hash`](crate::HashScheme::hash) with this filter's seed).
+    pub fn insert_hash(&mut self, h: crate::hash::KeyHash) {
+        let (pos, len) = self.distinct_positions_of(h);
+        for &p in &pos[..len] {
+            self.add(p, 1);
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    /// Overrides the declared key count.
+    pub fn set_len(&mut self, n: u64) {
+        self.n = n;
     }
 
     /// Inserts a key.

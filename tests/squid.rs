@@ -338,7 +338,10 @@ fn golden_frame_decodes_to_the_reference_digest_and_is_reproduced() {
     for bit in 0..frame.len() * 8 {
         let mut bad = frame.clone();
         bad[bit / 8] ^= 1 << (bit % 8);
-        assert!(decode_any(&bad, &DecodeLimits::default()).is_err(), "bit {bit}");
+        assert!(
+            decode_any(&bad, &DecodeLimits::default()).is_err(),
+            "bit {bit}"
+        );
     }
 }
 

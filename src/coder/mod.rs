@@ -14,6 +14,7 @@
 
 pub(crate) mod block;
 pub(crate) mod model;
+pub mod range;
 
 use crate::wire::varint;
 use thiserror::Error;

@@ -5,7 +5,9 @@
 
 use super::header::{FilterKind, FilterType, FrameHeader, HeaderFields};
 use super::{checked_frame, DecodeError, DecodeLimits};
+use crate::counting::CountingBloomFilter;
 use crate::filter::BloomFilter;
+use crate::kinds::counting;
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
 use crate::squid::{CBlock, SquidDigest};
@@ -16,6 +18,8 @@ use crate::squid::{CBlock, SquidDigest};
 pub enum AnyFilter {
     /// [`FilterKind::Standard`].
     Standard(BloomFilter),
+    /// [`FilterKind::Counting`].
+    Counting(CountingBloomFilter),
     /// [`FilterKind::Partitioned`].
     Partitioned(PartitionedBloomFilter),
     /// [`FilterKind::Sparse`].
@@ -30,6 +34,7 @@ impl AnyFilter {
     pub fn kind(&self) -> FilterKind {
         match self {
             AnyFilter::Standard(_) => FilterKind::Standard,
+            AnyFilter::Counting(_) => FilterKind::Counting,
             AnyFilter::Partitioned(_) => FilterKind::Partitioned,
             AnyFilter::Sparse(_) => FilterKind::Sparse,
             AnyFilter::Squid(_) => FilterKind::Standard,
@@ -40,6 +45,7 @@ impl AnyFilter {
     pub fn contains(&self, key: &[u8]) -> bool {
         match self {
             AnyFilter::Standard(f) => f.contains(key),
+            AnyFilter::Counting(f) => f.contains(key),
             AnyFilter::Partitioned(f) => f.contains(key),
             AnyFilter::Sparse(f) => f.contains(key),
             AnyFilter::Squid(d) => d.filter().contains(key),
@@ -50,6 +56,7 @@ impl AnyFilter {
     pub fn len(&self) -> u64 {
         match self {
             AnyFilter::Standard(f) => f.len(),
+            AnyFilter::Counting(f) => f.len(),
             AnyFilter::Partitioned(f) => f.len(),
             AnyFilter::Sparse(f) => f.len(),
             AnyFilter::Squid(d) => d.filter().len(),
@@ -65,6 +72,7 @@ impl AnyFilter {
     pub fn params(&self) -> &crate::FilterParams {
         match self {
             AnyFilter::Standard(f) => f.params(),
+            AnyFilter::Counting(f) => f.params(),
             AnyFilter::Partitioned(f) => f.params(),
             AnyFilter::Sparse(f) => f.params(),
             AnyFilter::Squid(d) => d.filter().params(),
@@ -75,6 +83,7 @@ impl AnyFilter {
     pub fn count_ones(&self) -> u64 {
         match self {
             AnyFilter::Standard(f) => f.count_ones(),
+            AnyFilter::Counting(f) => f.count_nonzero(),
             AnyFilter::Partitioned(f) => f.bits().count_ones(),
             AnyFilter::Sparse(f) => f.count_ones(),
             AnyFilter::Squid(d) => d.filter().count_ones(),
@@ -109,6 +118,7 @@ pub(crate) fn decode_any_payload(
             decode_squid_payload(h, payload).map(AnyFilter::Squid)
         }
         FilterKind::Standard => super::decode_full(h, payload).map(AnyFilter::Standard),
+        FilterKind::Counting => decode_counting_payload(h, payload).map(AnyFilter::Counting),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
         FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
         other => Err(DecodeError::UnsupportedKind {
@@ -122,9 +132,62 @@ pub(crate) fn decode_any_payload(
 pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
     match f {
         AnyFilter::Standard(f) => super::encode(f),
+        AnyFilter::Counting(f) => encode_counting(f),
         AnyFilter::Partitioned(f) => encode_partitioned(f),
         AnyFilter::Sparse(f) => encode_sparse(f),
         AnyFilter::Squid(d) => encode_squid(d),
+    }
+}
+
+/// Encodes a counting filter (kind 1, docs/FORMAT.md section 8.1): its
+/// counters coded (bit map, then values) if that is smaller than the raw
+/// ⌈m/2⌉ bytes, raw otherwise.
+pub fn encode_counting(f: &CountingBloomFilter) -> Vec<u8> {
+    let coded = counting::coded_payload(f);
+    let (ty, payload) = if (coded.len() as u64) < counting::raw_len(f.params().m) {
+        (FilterType::Coded, coded)
+    } else {
+        (FilterType::Raw, counting::raw_payload(f))
+    };
+    let fields = HeaderFields {
+        kind: FilterKind::Counting,
+        ..HeaderFields::plain(ty)
+    };
+    super::frame_bytes(f.params(), f.len(), &fields, &payload)
+}
+
+/// Encodes a counting filter's counters uncoded (type 0, kind 1).
+pub fn encode_counting_raw(f: &CountingBloomFilter) -> Vec<u8> {
+    let fields = HeaderFields {
+        kind: FilterKind::Counting,
+        ..HeaderFields::plain(FilterType::Raw)
+    };
+    super::frame_bytes(f.params(), f.len(), &fields, &counting::raw_payload(f))
+}
+
+/// Decodes exactly one counting-filter frame occupying all of `data`.
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind.
+pub fn decode_counting(
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<CountingBloomFilter, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Counting)?;
+    decode_counting_payload(&h, payload)
+}
+
+fn decode_counting_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+) -> Result<CountingBloomFilter, DecodeError> {
+    match h.filter_type {
+        FilterType::Raw => counting::decode_raw(payload, h.params, h.n),
+        FilterType::Coded => counting::decode_coded(payload, h.params, h.n, h.header_len),
+        found => Err(DecodeError::WrongFrameType {
+            found,
+            expected: "a full (raw or coded)",
+        }),
     }
 }
 

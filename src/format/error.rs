@@ -135,6 +135,14 @@ pub enum DecodeError {
         /// What is wrong, and where in the payload.
         source: crate::kinds::sparse::SparseError,
     },
+    /// A counting-kind payload is malformed.
+    #[error("counting payload at frame byte {offset}: {source}")]
+    Counting {
+        /// Frame offset of the payload's first byte.
+        offset: usize,
+        /// What is wrong.
+        source: crate::kinds::counting::CountingError,
+    },
     /// A Squid digest header (metadata tag 1) that Squid would refuse, or
     /// that does not describe the frame's filter.
     #[error("Squid digest header at frame byte {offset}: {source}")]

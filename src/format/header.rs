@@ -191,7 +191,10 @@ impl FilterKind {
     pub const fn is_supported(self) -> bool {
         matches!(
             self,
-            FilterKind::Standard | FilterKind::Partitioned | FilterKind::Sparse
+            FilterKind::Standard
+                | FilterKind::Counting
+                | FilterKind::Partitioned
+                | FilterKind::Sparse
         )
     }
 
@@ -665,6 +668,13 @@ fn kind_rules(
                 reason: "a partitioned filter's m is a multiple of k",
             });
         }
+        FilterKind::Counting if filter_type.is_delta() => {
+            return Err(DecodeError::InvalidField {
+                offset: 3,
+                field: "filter type",
+                reason: "the counting kind has types 0 (raw) and 1 (coded) only",
+            });
+        }
         FilterKind::Sparse
             if !matches!(filter_type, FilterType::Coded | FilterType::Delta) =>
         {
@@ -722,9 +732,13 @@ impl FilterKind {
         !matches!(self, FilterKind::Sparse)
     }
 
-    /// Bytes of this kind's raw (type 0) payload for `params`.
+    /// Bytes of this kind's raw (type 0) payload for `params`: ⌈m/8⌉ for
+    /// a bit array, ⌈m/2⌉ for 4-bit counters.
     pub fn raw_len(self, params: &FilterParams) -> u64 {
-        params.byte_len()
+        match self {
+            FilterKind::Counting => params.m.div_ceil(2),
+            _ => params.byte_len(),
+        }
     }
 
     /// Bytes a decoded full frame of this kind holds in memory, for the
@@ -735,6 +749,8 @@ impl FilterKind {
             // least), each at most 2 + 56 bits in the Elias–Fano list, plus
             // its select samples: under 64 bytes per payload byte.
             FilterKind::Sparse => payload_len.saturating_mul(64),
+            // The counters and, while decoding, the bit map.
+            FilterKind::Counting => params.m.div_ceil(2).saturating_add(params.byte_len()),
             _ => params.byte_len(),
         }
     }

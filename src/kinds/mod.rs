@@ -6,3 +6,4 @@
 
 pub mod partitioned;
 pub mod sparse;
+pub mod counting;

@@ -284,3 +284,150 @@ pub fn plan_partitioned_for_fpr(
         reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
     })
 }
+
+/// The counter distribution of a counting filter of n keys: counter
+/// values are close to Poisson with mean λ = kn/m, and 15 holds
+/// everything from 15 up (saturation).
+fn counter_distribution(m: u64, n: u64, k: u32) -> [f64; 16] {
+    let lambda = f64::from(k) * n as f64 / m.max(1) as f64;
+    let mut p = [0.0f64; 16];
+    let mut term = (-lambda).exp();
+    let mut below = 0.0;
+    for (v, slot) in p.iter_mut().enumerate().take(15) {
+        if v > 0 {
+            term *= lambda / v as f64;
+        }
+        *slot = term;
+        below += term;
+    }
+    p[15] = (1.0 - below).max(0.0);
+    p
+}
+
+/// Expected frame bytes of a counting filter (docs/FORMAT.md section
+/// 8.1), and a bound `z` standard deviations above: the zero/non-zero
+/// map costs m·H(p0) bits (or ⌈m/8⌉ raw), each non-zero counter's value
+/// its conditional entropy; the deviation counts the spread of the number
+/// of non-zero counters and of the values' code lengths.
+fn counting_frame_bytes(m: u64, n: u64, k: u32, seed: u64, z: f64) -> (f64, f64) {
+    let p = counter_distribution(m, n, k);
+    let mf = m as f64;
+    let p0 = p[0];
+    let (mean_w, sd_w) = ones(m, n, k);
+    // The map is the standard bit array: the coder's own size bound, or raw.
+    let bitmap = |w: f64| {
+        (crate::coder::payload_bits_bound(m, crate::math::log2_binomial_real(mf, w)) / 8.0)
+            .min(m.div_ceil(8) as f64)
+    };
+    // The values given non-zero: entropy and the spread of code lengths.
+    let nz = (1.0 - p0).max(f64::MIN_POSITIVE);
+    let (mut hv, mut hv2) = (0.0, 0.0);
+    for &q in &p[1..] {
+        if q > 0.0 {
+            let c = q / nz;
+            let bits = -c.log2();
+            hv += c * bits;
+            hv2 += c * bits * bits;
+        }
+    }
+    let sd_v = (hv2 - hv * hv).max(0.0).sqrt();
+    // Range coder: 5 bytes of flush, and each of the 14 adaptive models
+    // pays about log2 of its count in learning.
+    let values = |w: f64| w * hv / 8.0 + 5.0 + 14.0 * w.max(2.0).log2() / 16.0;
+    let half = mf / 2.0;
+    let w_hi = if mean_w <= half {
+        (mean_w + z * sd_w).min(half)
+    } else {
+        (mean_w - z * sd_w).max(half)
+    };
+    // The type byte and the bitmap length's varint (at most 5 bytes here).
+    let coded = 1.0 + 5.0 + bitmap(mean_w) + values(mean_w);
+    let spread = z * mean_w.sqrt() * sd_v / 8.0;
+    let coded_hi = 1.0 + 5.0 + bitmap(w_hi) + values(mean_w + z * sd_w) + spread;
+    let raw = m.div_ceil(2) as f64;
+    let frame = |payload: f64| {
+        payload + header::frame_overhead(seed, m, k, n, payload as u64) as f64 + KIND_BYTE
+    };
+    (frame(coded.min(raw)), frame(coded_hi.ceil().min(raw)))
+}
+
+fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
+    let z = normal_quantile(cons.confidence);
+    let (expected, bound) = counting_frame_bytes(m, n, k, cons.seed, z);
+    let coded = expected < m.div_ceil(2) as f64;
+    plan(n, m, k, fpr_finite(m, n, k), expected, bound, coded, cons)
+}
+
+/// The counting filter (kind 1) with the lowest false-positive rate whose
+/// frame stays within `budget_bytes` with probability ≥ `cons.confidence`.
+/// Its false-positive rate is the standard filter's (the bit view is the
+/// same); it costs more bytes, for the counts.
+///
+/// # Errors
+/// Invalid constraints, or a budget too small for any frame.
+pub fn plan_counting_for_size(
+    n: u64,
+    budget_bytes: u64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if n == 0 {
+        let p = counting_plan(0, 1, 1, cons);
+        return if p.bound_bytes <= budget_bytes {
+            Ok(p)
+        } else {
+            Err(too_small(budget_bytes))
+        };
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap() {
+        let fits = |m: u64| counting_plan(n, m, k, cons).bound_bytes <= budget_bytes;
+        let Some(m) = largest_m(cons.m_cap(), fits) else {
+            continue;
+        };
+        let p = counting_plan(n, m, k, cons);
+        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
+            best = Some(p);
+        }
+    }
+    best.ok_or_else(|| too_small(budget_bytes))
+}
+
+/// The smallest expected counting frame whose false-positive rate is at
+/// most `target_fpr`.
+///
+/// # Errors
+/// Invalid arguments, or no m within `cons.max_m` reaches the target.
+pub fn plan_counting_for_fpr(
+    n: u64,
+    target_fpr: f64,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if !(target_fpr > 0.0 && target_fpr < 1.0) {
+        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
+    }
+    if n == 0 {
+        return Ok(counting_plan(0, 1, 1, cons));
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=cons.k_cap() {
+        let Some(m) = smallest_m(cons.m_cap(), |m| fpr_finite(m, n, k) <= target_fpr) else {
+            continue;
+        };
+        // Past the smallest m, a larger, sparser array may code smaller.
+        let candidates = [m, m + m / 4, m + m / 2, 2 * m, 3 * m, 4 * m];
+        for m in candidates.into_iter().filter(|&x| x <= cons.m_cap()) {
+            let p = counting_plan(n, m, k, cons);
+            if best
+                .as_ref()
+                .is_none_or(|b| p.expected_bytes < b.expected_bytes)
+            {
+                best = Some(p);
+            }
+        }
+    }
+    best.ok_or_else(|| PlanError::Infeasible {
+        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
+    })
+}

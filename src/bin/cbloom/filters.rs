@@ -279,7 +279,8 @@ pub(crate) struct DecodeArgs {
     /// Output (`-` for stdout).
     #[arg(short, long)]
     output: PathBuf,
-    /// Write the bare packed bit array instead of a raw frame.
+    /// Write the bare packed array instead of a raw frame (the bits; for the
+    /// counting kind the 4-bit counters, two per byte, low nibble first).
     #[arg(long)]
     bits_only: bool,
     #[command(flatten)]
@@ -326,6 +327,23 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 s.params().m,
                 s.params().k,
                 s.count_ones()
+            );
+            return Ok(());
+        }
+        AnyFilter::Counting(c) => {
+            let out = if a.bits_only {
+                // The bare counters: two per byte, low nibble first.
+                compressed_bloom::kinds::counting::raw_payload(&c)
+            } else {
+                compressed_bloom::format::encode_counting_raw(&c)
+            };
+            write_all(&a.output, &out)?;
+            eprintln!(
+                "decoded counting m={} k={}: {} -> {} bytes",
+                c.params().m,
+                c.params().k,
+                data.len(),
+                out.len()
             );
             return Ok(());
         }

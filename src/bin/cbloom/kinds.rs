@@ -7,7 +7,7 @@ use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::{self, kinds as plan_kinds, Constraints, Plan};
-use compressed_bloom::{BloomFilter, FilterParams, KeyHash};
+use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams, KeyHash};
 use serde_json::json;
 use std::path::Path;
 
@@ -16,7 +16,7 @@ use std::path::Path;
 pub(crate) enum KindArg {
     /// k positions in one m-bit array.
     Standard,
-    /// 4-bit counters (not in this build yet).
+    /// 4-bit saturating counters (keys can be removed by the receiver).
     Counting,
     /// k sub-arrays of m/k bits, one position in each (m a multiple of k).
     Partitioned,
@@ -42,14 +42,16 @@ pub(crate) fn plan_kind(
         (KindArg::Partitioned, None, Some(f)) => plan_kinds::plan_partitioned_for_fpr(n, f, cons)?,
         (KindArg::Sparse, Some(z), _) => plan_kinds::plan_sparse_for_size(n, z, cons)?,
         (KindArg::Sparse, None, Some(f)) => plan_kinds::plan_sparse_for_fpr(n, f, cons)?,
-        (KindArg::Counting | KindArg::Scalable, _, _) => return Err(unsupported(kind)),
+        (KindArg::Counting, Some(z), _) => plan_kinds::plan_counting_for_size(n, z, cons)?,
+        (KindArg::Counting, None, Some(f)) => plan_kinds::plan_counting_for_fpr(n, f, cons)?,
+        (KindArg::Scalable, _, _) => return Err(unsupported(kind)),
         (_, None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
     })
 }
 
 pub(crate) fn unsupported(kind: KindArg) -> Box<dyn std::error::Error> {
     format!(
-        "the {} kind is not in this build yet (supported: standard, partitioned, sparse)",
+        "the {} kind is not in this build yet (supported: standard, counting, partitioned, sparse)",
         kind.name()
     )
     .into()
@@ -58,6 +60,7 @@ pub(crate) fn unsupported(kind: KindArg) -> Box<dyn std::error::Error> {
 /// A filter of some kind being built from key hashes.
 pub(crate) enum Builder {
     Standard(BloomFilter),
+    Counting(CountingBloomFilter),
     Partitioned(PartitionedBloomFilter),
     /// The sparse kind collects positions (8 bytes each), then sorts them.
     Sparse(FilterParams, Vec<u64>, u64),
@@ -67,18 +70,20 @@ impl Builder {
     pub(crate) fn new(kind: KindArg, params: FilterParams) -> CliResult<Self> {
         Ok(match kind {
             KindArg::Standard => Builder::Standard(BloomFilter::new(params)?),
+            KindArg::Counting => Builder::Counting(CountingBloomFilter::new(params)?),
             KindArg::Partitioned => Builder::Partitioned(PartitionedBloomFilter::new(params)?),
             KindArg::Sparse => {
                 params.validate()?;
                 Builder::Sparse(params, Vec::new(), 0)
             }
-            KindArg::Counting | KindArg::Scalable => return Err(unsupported(kind)),
+            KindArg::Scalable => return Err(unsupported(kind)),
         })
     }
 
     pub(crate) fn insert(&mut self, h: KeyHash) {
         match self {
             Builder::Standard(f) => f.insert_hash(h),
+            Builder::Counting(f) => f.insert_hash(h),
             Builder::Partitioned(f) => f.insert_hash(h),
             Builder::Sparse(p, positions, _) => positions.extend(h.positions(p.m, p.k)),
         }
@@ -88,6 +93,7 @@ impl Builder {
     pub(crate) fn set_len(&mut self, n: u64) {
         match self {
             Builder::Standard(f) => f.set_len(n),
+            Builder::Counting(f) => f.set_len(n),
             Builder::Partitioned(f) => {
                 let mut bits = f.bits().clone();
                 bits.set_len(n);
@@ -104,6 +110,7 @@ impl Builder {
     pub(crate) fn estimated_distinct(&self) -> Option<f64> {
         match self {
             Builder::Standard(f) => Some(f.estimated_len()),
+            Builder::Counting(f) => Some(f.to_bloom().estimated_len()),
             Builder::Partitioned(f) => Some(f.bits().estimated_len()),
             Builder::Sparse(..) => None,
         }
@@ -116,6 +123,8 @@ impl Builder {
                 compressed_bloom::encode_as(&f, compressed_bloom::FilterType::Raw)
             }
             Builder::Standard(f) => compressed_bloom::encode(&f),
+            Builder::Counting(f) if raw => format::encode_counting_raw(&f),
+            Builder::Counting(f) => format::encode_counting(&f),
             Builder::Partitioned(f) if raw => format::encode_partitioned_raw(&f),
             Builder::Partitioned(f) => format::encode_partitioned(&f),
             Builder::Sparse(..) if raw => return Err("the sparse kind has no raw form".into()),
@@ -160,6 +169,24 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
             },
             "held_bytes": s.heap_bytes(),
         }),
+        AnyFilter::Counting(c) => {
+            let hist = c.histogram();
+            let total = c.params().m as f64;
+            let entropy: f64 = hist
+                .iter()
+                .filter(|&&h| h > 0)
+                .map(|&h| {
+                    let p = h as f64 / total;
+                    -p * p.log2()
+                })
+                .sum();
+            json!({
+                "counter_histogram": hist,
+                "saturated": hist[15],
+                "bits_per_counter": payload_bytes as f64 * 8.0 / total,
+                "entropy_bits_per_counter": entropy,
+            })
+        }
         AnyFilter::Squid(d) => {
             let cb = d.cblock();
             json!({
