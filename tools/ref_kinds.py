@@ -2,11 +2,11 @@
 """A reference decoder for version-3 frames of docs/FORMAT.md, written from
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
-with hash scheme 2 of section 1.1), and the partitioned (8.2) and sparse
-(8.4) kinds. The coded bit array of section 3 comes from
+with hash scheme 2 of section 1.1), and the counting (8.1), partitioned
+(8.2) and sparse (8.4) kinds. The coded bit array of section 3 comes from
 tools/ref_decoder.py.
 
-    python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, or positions one per line)
+    python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
     python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
@@ -73,6 +73,10 @@ def decode_v3(frame: bytes):
         if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
                 or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
             raise rd.FrameError("payload length inconsistent with type")
+    elif kind == 1:
+        half = (m + 1) // 2
+        if ftype not in (0, 1) or (ftype == 0 and plen != half) or (ftype == 1 and plen >= half):
+            raise rd.FrameError("counting frames are type 0 (ceil(m/2) bytes) or 1 (shorter)")
     elif kind == 4:
         if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):
             raise rd.FrameError("sparse frames are type 1 or 2 with a payload")
@@ -84,6 +88,8 @@ def decode_v3(frame: bytes):
     if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise rd.FrameError("checksum mismatch")
     payload = frame[at:end]
+    if kind == 1:
+        return header, counting_payload(payload, ftype, m)
     if kind == 4 and ftype == 2:
         header["base_digest"] = int.from_bytes(payload[0:8], "little")
         header["result_digest"] = int.from_bytes(payload[8:16], "little")
@@ -116,6 +122,86 @@ def check_squid(cb: bytes, scheme: int, m: int, k: int):
         raise rd.FrameError("Squid mask size or hash count")
     if scheme != 2 or m != 8 * size or k != 4:
         raise rd.FrameError("Squid header does not describe the filter")
+
+
+def counting_payload(payload: bytes, ftype: int, m: int) -> bytes:
+    """Section 8.1: the counters as the raw nibble array (ceil(m/2) bytes)."""
+    if ftype == 0:
+        if m % 2 and payload[-1] >> 4:
+            raise rd.FrameError("padding counter set")
+        return bytes(payload)
+    mtype = payload[0]
+    mlen, at = rd.varint(payload, 1)
+    if at + mlen > len(payload):
+        raise rd.FrameError("map runs past the payload")
+    mp = payload[at:at + mlen]
+    if mtype == 0:
+        if mlen != (m + 7) // 8:
+            raise rd.FrameError("raw map length")
+        bits = [(mp[i // 8] >> (i % 8)) & 1 for i in range(m)]
+        if any((mp[i // 8] >> (i % 8)) & 1 for i in range(m, 8 * mlen)):
+            raise rd.FrameError("map padding")
+    elif mtype == 1:
+        if mlen >= (m + 7) // 8:
+            raise rd.FrameError("coded map too long")
+        bits = rd.decode_bits(mp, m)
+    else:
+        raise rd.FrameError("map type")
+    vals = payload[at + mlen:]
+    if len(vals) < 5 or vals[0] != 0:
+        raise rd.FrameError("values start")
+    code, rng, pos = int.from_bytes(vals[1:5], "big"), 0xFFFFFFFF, 5
+    if code == 0xFFFFFFFF:
+        raise rd.FrameError("values start")
+    models = [[1, 1] for _ in range(14)]
+
+    def decide(j):
+        nonlocal code, rng, pos
+        c0, c1 = models[j]
+        p0 = min(4095, max(1, (c0 * 4096) // (c0 + c1)))
+        bound = (rng >> 12) * p0
+        if code < bound:
+            rng, bit = bound, 0
+        else:
+            code, rng, bit = code - bound, rng - bound, 1
+        models[j][bit] += 1
+        if models[j][0] + models[j][1] >= 4096:
+            models[j] = [(c + 1) // 2 for c in models[j]]
+        while rng < 1 << 24:
+            if pos >= len(vals):
+                raise rd.FrameError("values truncated")
+            rng = (rng << 8) & 0xFFFFFFFF
+            code = ((code << 8) | vals[pos]) & 0xFFFFFFFF
+            pos += 1
+        if code >= rng:
+            raise rd.FrameError("values corrupt")
+        return bit
+
+    counters = bytearray((m + 1) // 2)
+    for i, b in enumerate(bits):
+        if not b:
+            continue
+        v = 1
+        for j in range(14):
+            if not decide(j):
+                break
+            v += 1
+        counters[i // 2] |= v << (4 * (i % 2))
+    if pos != len(vals):
+        raise rd.FrameError("values have trailing bytes")
+    return bytes(counters)
+
+
+def expect_counting(m: int, k: int, seed: int, n: int) -> bytes:
+    """The counters of keys key-1..key-N, from the keys (section 8.1)."""
+    counts = [0] * m
+    for j in range(1, n + 1):
+        for p in set(key_positions(f"key-{j}".encode(), seed, m, k, False)):
+            counts[p] = min(15, counts[p] + 1)
+    out = bytearray((m + 1) // 2)
+    for i, c in enumerate(counts):
+        out[i // 2] |= c << (4 * (i % 2))
+    return bytes(out)
 
 
 def sparse_positions(payload: bytes, m: int):
@@ -202,6 +288,8 @@ def key_positions(key: bytes, seed: int, m: int, k: int, partitioned: bool):
 
 
 def expect(kind: int, m: int, k: int, seed: int, n: int, first: int = 1):
+    if kind == 1:
+        return expect_counting(m, k, seed, n)
     ones = set()
     for j in range(first, n + 1):
         ones.update(key_positions(f"key-{j}".encode(), seed, m, k, kind == 2))

@@ -351,6 +351,16 @@ fn counting_frame_bytes(m: u64, n: u64, k: u32, seed: u64, z: f64) -> (f64, f64)
     (frame(coded.min(raw)), frame(coded_hi.ceil().min(raw)))
 }
 
+/// Whether a counting frame of this plan decodes under the default
+/// expansion limit (its ⌈m/2⌉ + ⌈m/8⌉ output bytes at most
+/// [`DEFAULT_MAX_EXPANSION`](crate::wire::limits::DEFAULT_MAX_EXPANSION)
+/// times the frame, with 10% to spare): very sparse counter arrays code to
+/// almost nothing, and a receiver with default limits would refuse them.
+fn counting_decodable(p: &Plan) -> bool {
+    let out = p.m.div_ceil(2) + p.m.div_ceil(8);
+    out as f64 <= crate::wire::limits::DEFAULT_MAX_EXPANSION as f64 * p.expected_bytes * 0.9
+}
+
 fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
     let z = normal_quantile(cons.confidence);
     let (expected, bound) = counting_frame_bytes(m, n, k, cons.seed, z);
@@ -359,7 +369,8 @@ fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
 }
 
 /// The counting filter (kind 1) with the lowest false-positive rate whose
-/// frame stays within `budget_bytes` with probability ≥ `cons.confidence`.
+/// frame stays within `budget_bytes` with probability ≥ `cons.confidence`
+/// and decodes under the default expansion limit.
 /// Its false-positive rate is the standard filter's (the bit view is the
 /// same); it costs more bytes, for the counts.
 ///
@@ -381,7 +392,10 @@ pub fn plan_counting_for_size(
     }
     let mut best: Option<Plan> = None;
     for k in 1..=cons.k_cap() {
-        let fits = |m: u64| counting_plan(n, m, k, cons).bound_bytes <= budget_bytes;
+        let fits = |m: u64| {
+            let p = counting_plan(n, m, k, cons);
+            p.bound_bytes <= budget_bytes && counting_decodable(&p)
+        };
         let Some(m) = largest_m(cons.m_cap(), fits) else {
             continue;
         };
@@ -419,6 +433,9 @@ pub fn plan_counting_for_fpr(
         let candidates = [m, m + m / 4, m + m / 2, 2 * m, 3 * m, 4 * m];
         for m in candidates.into_iter().filter(|&x| x <= cons.m_cap()) {
             let p = counting_plan(n, m, k, cons);
+            if !counting_decodable(&p) {
+                continue;
+            }
             if best
                 .as_ref()
                 .is_none_or(|b| p.expected_bytes < b.expected_bytes)

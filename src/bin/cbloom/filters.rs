@@ -760,6 +760,13 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         (AnyFilter::Sparse(o), AnyFilter::Sparse(n), DeltaKind::Auto) => {
             delta::encode_delta_sparse(o, n)?
         }
+        (AnyFilter::Counting(_), AnyFilter::Counting(_), _) => {
+            return Err(
+                "the counting kind has no delta type in this format revision; \
+                        send the full frame (cbloom encode NEW)"
+                    .into(),
+            )
+        }
         (o, n, _) if o.kind() != n.kind() => {
             return Err(format!(
                 "OLD is a {} filter and NEW a {} filter; a delta needs two filters of one kind",
