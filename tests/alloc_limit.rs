@@ -174,5 +174,40 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         kind_worst = kind_worst.max(peak as f64 / frame.len() as f64);
     }
     println!("kinds: largest peak per frame byte {kind_worst:.1}");
+
+    // The counting kind holds ⌈m/2⌉ bytes of counters and, while decoding,
+    // the ⌈m/8⌉-byte map (docs/FORMAT.md section 8.1): at max_m, a full
+    // coded frame, a hostile one (a full map and a value stream that ends
+    // at once), and a raw one.
+    use compressed_bloom::format::{encode_counting, encode_counting_raw};
+    let counting_allowance = (max_m / 2 + max_m / 8) as usize + 128 * 1024;
+    let mut c = compressed_bloom::CountingBloomFilter::new(FilterParams::new(max_m, 3, 1)).unwrap();
+    for i in 0..1_000_000u32 {
+        c.insert(&i.to_le_bytes());
+    }
+    let mut hostile = vec![0u8]; // raw map, all ones, then 5 value bytes
+    varint::put(&mut hostile, max_m / 8);
+    hostile.extend(std::iter::repeat_n(0xFFu8, (max_m / 8) as usize));
+    hostile.extend_from_slice(&[0, 0, 0, 0, 0]);
+    let mut counting_frame = vec![0xCB, 0xF1, 3, 1, 1, 0, 1];
+    for v in [0, max_m, 1, 0, hostile.len() as u64] {
+        varint::put(&mut counting_frame, v);
+    }
+    counting_frame.extend_from_slice(&hostile);
+    let crc = crc32c::crc32c(&counting_frame);
+    counting_frame.extend_from_slice(&crc.to_le_bytes());
+    for (i, frame) in [encode_counting(&c), encode_counting_raw(&c), counting_frame]
+        .iter()
+        .enumerate()
+    {
+        let mut ok = false;
+        let peak = peak_of(|| ok = decode_any(frame, &limits).is_ok());
+        assert!(
+            peak <= counting_allowance,
+            "counting frame {i}: {peak} bytes, allowance {counting_allowance}"
+        );
+        assert_eq!(ok, i < 2, "counting frame {i}");
+        println!("counting frame {i}: peak {peak} bytes of {counting_allowance}");
+    }
     println!("largest apply peak {apply_worst} bytes, allowance {apply_allowance}");
 }
