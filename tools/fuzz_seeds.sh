@@ -35,3 +35,33 @@ PY
 done
 rm -rf "$tmp"
 echo "fuzz seeds: $(ls "$c/delta_payload_arbitrary" | wc -l) delta payloads"
+
+# payload_behind_header: real payloads after the target's config byte
+# (the index into its CONFIGS table), cut from frames built at those m, k.
+mkdir -p "$c/payload_behind_header" "$c/subscriber_sequence"
+tmp=$(mktemp -d)
+seq 0 49999 | sed 's/^/key-/' > "$tmp/keys"
+cut_payload() { # frame config out
+  python3 - "$1" "$2" "$3" <<'PY'
+import sys
+frame = open(sys.argv[1], "rb").read()
+at = 7 if frame[2] == 3 else 6
+for _ in range(5):  # seed, m, k, n, payload_len
+    while frame[at] & 0x80:
+        at += 1
+    at += 1
+open(sys.argv[3], "wb").write(bytes([int(sys.argv[2])]) + frame[at:-4])
+PY
+}
+i=0
+for spec in "1 standard 70000 3" "2 standard 1048576 4" "3 standard 8392704 2" "5 partitioned 1048576 4" "6 counting 100000 3"; do
+  set -- $spec
+  $bin build --type "$2" --keys "$tmp/keys" --m "$3" --k "$4" -o "$tmp/f.cbf" 2>/dev/null
+  cut_payload "$tmp/f.cbf" "$1" "$c/payload_behind_header/seed_$i"
+  i=$((i + 1))
+done
+rm -rf "$tmp"
+# subscriber_sequence: inserts and publishes, with drops, replays and cuts.
+printf '\x00\x01\x03\x00\x00\x02\x03\x00\x04\x00\x03\x00' > "$c/subscriber_sequence/seed_0"
+printf '\x00\x05\x03\x00\x01\x07\x03\x00\x05\x00\x06\x09\x07\x30\x03\x00\x03\x00\x03\x00\x03\x00' > "$c/subscriber_sequence/seed_1"
+echo "fuzz seeds: $(ls "$c/payload_behind_header" | wc -l) payloads, $(ls "$c/subscriber_sequence" | wc -l) sequences"

@@ -1,0 +1,84 @@
+//! Arbitrary payloads behind a valid header and a valid CRC-32C, so the
+//! fuzzer reaches the payload decoders the checksum guards: the block table
+//! and multi-block streams (m past 2^23 bits), the 4-lane rANS path, the
+//! counting kind's map and range-coded values, the sparse kind's Rice
+//! gaps, and both delta types against a base. Whatever it decodes must
+//! re-encode to a frame that decodes to the same filter, and memory stays
+//! within the limits plus a constant.
+#![no_main]
+
+use compressed_bloom::format::{varint, KindSet};
+use compressed_bloom::{decode_any, delta, encode_any, BloomFilter, DecodeLimits, FilterParams};
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/common/counting_alloc.rs"]
+mod counting_alloc;
+
+const CONSTANT: usize = 128 * 1024;
+
+/// (version, filter type, kind, m, k): full frames of every kind, m from a
+/// single small block to three blocks (the coder's blocks are 2^23 bits),
+/// and the delta types (applied to an empty base).
+const CONFIGS: [(u8, u8, u8, u64, u32); 12] = [
+    (1, 1, 0, 1_000, 2),
+    (1, 1, 0, 70_000, 3),
+    (1, 1, 0, 1 << 20, 4),
+    (1, 1, 0, (1 << 23) + 4_096, 2),
+    (1, 1, 0, 3 << 23, 1),
+    (3, 1, 2, 1 << 20, 4),
+    (3, 1, 1, 100_000, 3),
+    (3, 1, 1, (1 << 23) + 64, 2),
+    (3, 1, 4, 1 << 40, 1),
+    (3, 2, 4, 1 << 30, 2),
+    (1, 2, 0, 1 << 20, 3),
+    (2, 3, 0, 1 << 20, 3),
+];
+
+fn frame(version: u8, ty: u8, kind: u8, m: u64, k: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, version, ty, 1, 0];
+    if version >= 3 {
+        f.push(kind);
+    }
+    for v in [0, m, u64::from(k), 0, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, payload)) = data.split_first() else {
+        return;
+    };
+    let (version, ty, kind, m, k) = CONFIGS[usize::from(pick) % CONFIGS.len()];
+    let f = frame(version, ty, kind, m, k, payload);
+    let limits = DecodeLimits {
+        max_m: 1 << 26,
+        max_k: 64,
+        max_frame_len: 1 << 20,
+        max_expansion: None,
+        kinds: KindSet::ALL,
+    };
+    let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * f.len() + CONSTANT;
+    if ty >= 2 && kind == 0 {
+        // A delta against an empty base of the same parameters.
+        let mut base = BloomFilter::new(FilterParams::new(m, k, 0)).unwrap();
+        let before = base.clone();
+        let mut result = None;
+        let peak = counting_alloc::peak_of(|| result = Some(delta::apply(&mut base, &f, &limits)));
+        assert!(peak <= (m / 8) as usize * 2 + CONSTANT, "apply held {peak} bytes");
+        if let Some(Err(_)) = result {
+            assert_eq!(base, before, "a refused delta changed the base");
+        }
+        return;
+    }
+    let mut decoded = None;
+    let peak = counting_alloc::peak_of(|| decoded = Some(decode_any(&f, &limits)));
+    assert!(peak <= allowed, "decoding held {peak} bytes, allowed {allowed}");
+    if let Some(Ok(filter)) = decoded {
+        let again = encode_any(&filter);
+        assert_eq!(decode_any(&again, &limits).as_ref(), Ok(&filter));
+    }
+});
