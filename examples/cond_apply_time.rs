@@ -14,7 +14,10 @@ fn main() {
     }
     let only = std::env::args().nth(1);
     for (name, frame) in [
-        ("conditional", delta::encode_delta_conditional(&old, &new).unwrap()),
+        (
+            "conditional",
+            delta::encode_delta_conditional(&old, &new).unwrap(),
+        ),
         ("plain", delta::encode_delta_plain(&old, &new).unwrap()),
     ] {
         if only.as_deref().is_some_and(|o| o != name) {
@@ -29,6 +32,10 @@ fn main() {
             assert_eq!(base, new);
         }
         times.sort_by(f64::total_cmp);
-        println!("{name}: {} bytes, median apply {:.1} ms", frame.len(), times[4] * 1e3);
+        println!(
+            "{name}: {} bytes, median apply {:.1} ms",
+            frame.len(),
+            times[4] * 1e3
+        );
     }
 }

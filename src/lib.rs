@@ -34,6 +34,11 @@
 //! ## Feature flags
 //! * `cli` (default): builds the `cbloom` binary (clap, indicatif,
 //!   serde_json, plotters). Library users can set `default-features = false`.
+//! * `serde`: `Serialize`/`Deserialize` for every filter type, as wire
+//!   frames (one byte string; decoded under the default limits).
+//! * `tokio`: `tokio_codec::FrameCodec`, a `tokio_util` codec that
+//!   frames a byte stream, enforcing the limits from each header before
+//!   buffering the payload.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -66,7 +71,11 @@ pub mod filter;
 pub mod hash;
 pub mod math;
 pub mod plan;
+#[cfg(feature = "serde")]
+mod serde_impl;
 pub mod sync;
+#[cfg(feature = "tokio")]
+pub mod tokio_codec;
 
 pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};

@@ -64,6 +64,8 @@ pub struct Update {
 pub struct Publisher {
     counts: CountingBloomFilter,
     last: Option<BloomFilter>,
+    /// The identity `last` was published under.
+    last_id: Option<UpdateId>,
     since_full: u32,
     full_every: u32,
     /// The identity of the next update.
@@ -106,6 +108,7 @@ impl Publisher {
         Ok(Publisher {
             counts: CountingBloomFilter::new(params)?,
             last: None,
+            last_id: None,
             since_full: 0,
             full_every: full_every.max(1),
             next: UpdateId {
@@ -134,6 +137,20 @@ impl Publisher {
     /// The identity the next update will carry.
     pub fn next_id(&self) -> UpdateId {
         self.next
+    }
+
+    /// A full frame of the last published version, for a subscriber that
+    /// lost a frame and reported [`SyncError::NeedFull`]: it takes this
+    /// frame (same identity as the last update) and the deltas after it.
+    /// `None` before the first [`publish`](Self::publish).
+    pub fn full_frame(&self) -> Option<Update> {
+        let last = self.last.as_ref()?;
+        let id = self.last_id?;
+        Some(Update {
+            kind: UpdateKind::Full,
+            id,
+            frame: format::encode_with_identity(last, id),
+        })
     }
 
     /// The frame for the current state: the smaller of a delta against the
@@ -179,6 +196,7 @@ impl Publisher {
             },
         };
         self.last = Some(cur);
+        self.last_id = Some(id);
         update
     }
 }

@@ -1,0 +1,97 @@
+//! `Serialize` and `Deserialize` for the filter types (feature `serde`),
+//! **as wire frames**: a filter serialises to one byte string, the frame
+//! its encoder writes, and deserialises through the frame decoder under
+//! [`DecodeLimits::default`]. So postcard, CBOR or JSON users get the same
+//! compact, versioned, checksummed bytes as everyone else, and a
+//! deserialiser facing a stranger's input has every guarantee of the frame
+//! decoder (limits before allocation, CRC, typed errors) instead of a
+//! field-by-field struct that would trust whatever it is told.
+//!
+//! Formats without a byte-string type (JSON) carry the frame as an array
+//! of numbers; both forms are accepted.
+
+use crate::counting::CountingBloomFilter;
+use crate::filter::BloomFilter;
+use crate::format::{self, AnyFilter, DecodeLimits};
+use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::sparse::SparseFilter;
+use crate::squid::SquidDigest;
+use core::fmt;
+use core::marker::PhantomData;
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Largest number of bytes pre-allocated from a sequence's size hint (the
+/// frame decoder checks the real length against the limits).
+const MAX_PREALLOC: usize = 64 * 1024;
+
+/// Collects a frame given as bytes or as a sequence of numbers.
+struct FrameVisitor<T>(PhantomData<T>, fn(&[u8]) -> Result<T, crate::DecodeError>);
+
+impl<'de, T> Visitor<'de> for FrameVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a compressed-bloom frame (bytes)")
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
+        (self.1)(v).map_err(E::custom)
+    }
+
+    fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<T, E> {
+        self.visit_bytes(v)
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<T, E> {
+        self.visit_bytes(&v)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let limit = DecodeLimits::default().max_frame_len;
+        let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_PREALLOC));
+        while let Some(b) = seq.next_element::<u8>()? {
+            if bytes.len() as u64 >= limit {
+                return Err(de::Error::custom(format_args!(
+                    "frame longer than the default limit of {limit} bytes"
+                )));
+            }
+            bytes.push(b);
+        }
+        (self.1)(&bytes).map_err(de::Error::custom)
+    }
+}
+
+macro_rules! frame_serde {
+    ($ty:ty, $encode:expr, $decode:expr) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&$encode(self))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                fn decode(b: &[u8]) -> Result<$ty, crate::DecodeError> {
+                    $decode(b, &DecodeLimits::default())
+                }
+                d.deserialize_bytes(FrameVisitor(PhantomData, decode))
+            }
+        }
+    };
+}
+
+frame_serde!(BloomFilter, format::encode, format::decode_with_limits);
+frame_serde!(AnyFilter, format::encode_any, format::decode_any);
+frame_serde!(
+    PartitionedBloomFilter,
+    format::encode_partitioned,
+    format::decode_partitioned
+);
+frame_serde!(SparseFilter, format::encode_sparse, format::decode_sparse);
+frame_serde!(
+    CountingBloomFilter,
+    format::encode_counting,
+    format::decode_counting
+);
+frame_serde!(SquidDigest, format::encode_squid, format::decode_squid);
