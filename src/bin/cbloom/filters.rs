@@ -55,6 +55,9 @@ impl SizeArgs {
             (Some(m), Some(k)) => Ok((m, k)),
             _ => {
                 let p = kinds::plan_kind(kind, n, self.bytes, self.fpr, &cons)?;
+                if let Some(budget) = self.bytes {
+                    crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
+                }
                 Ok((p.m, p.k))
             }
         }

@@ -130,10 +130,40 @@ impl std::fmt::Display for SomeAbsent {
 
 impl std::error::Error for SomeAbsent {}
 
+/// Help and version go to stdout in full; a usage error is its first
+/// paragraph (one or two lines: what is wrong) and a pointer to `--help`,
+/// with status 2.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // Help that cannot be printed (a closed pipe) has nowhere to go.
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    let text = e.render().to_string();
+    let what: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let what = what.join(" ");
+    let what = what.strip_prefix("error: ").unwrap_or(&what);
+    let _ = writeln!(std::io::stderr(), "cbloom: error: {what} (see --help)");
+    ExitCode::from(2)
+}
+
 /// Exit statuses: 0 success; 1 `query` found a key absent; 2 any error
 /// (one line on standard error); 141 standard output was closed (quietly).
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let result = match cli.command {
         Command::Plan(a) => plan_cmd::run(&a),
         Command::Build(a) => filters::build(&a),
