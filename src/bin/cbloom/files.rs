@@ -33,10 +33,18 @@ pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".cbloom-")
-        .tempfile_in(dir)
-        .map_err(named)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".cbloom-");
+    // A new file gets the usual 0666 less the umask (tempfile's default of
+    // 0600 would surprise whoever reads the output); a replaced file keeps
+    // its permissions.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode());
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(named)?;
     tmp.write_all(bytes).map_err(named)?;
     tmp.as_file().sync_all().map_err(named)?;
     tmp.persist(path).map_err(|e| named(e.error))?;
