@@ -309,6 +309,14 @@ impl BloomFilter {
         self.n = self.n.saturating_add(1);
     }
 
+    /// XORs `other` (packed words of the same m, padding clear) into the
+    /// bits (crate-internal: applying a delta layer).
+    pub(crate) fn xor_words(&mut self, other: &[u64]) {
+        for (w, o) in self.words.iter_mut().zip(other) {
+            *w ^= o;
+        }
+    }
+
     /// Sets bit `i` (crate-internal: kinds that place positions their own
     /// way share this bit array). Bits at or past m are ignored.
     pub(crate) fn set_bit(&mut self, i: u64) {

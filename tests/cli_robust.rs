@@ -350,7 +350,17 @@ fn an_interrupted_write_leaves_the_old_file_intact() {
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let o = run(&["build", "--keys", s(&kf), "--m", "200", "--k", "1", "-o", s(&target)]);
+        let o = run(&[
+            "build",
+            "--keys",
+            s(&kf),
+            "--m",
+            "200",
+            "--k",
+            "1",
+            "-o",
+            s(&target),
+        ]);
         assert!(o.status.success());
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);

@@ -3,12 +3,13 @@
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
 with hash scheme 2 of section 1.1), and the counting (8.1), partitioned
-(8.2) and sparse (8.4) kinds. The coded bit array of section 3 comes from
+(8.2), scalable (8.3) and sparse (8.4) kinds. The coded bit array of section 3 comes from
 tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
     python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
+    python3 tools/ref_kinds.py scalable FRAME OUT [DELTA]   # the layers (m k n capacity, then the packed bits in hex), after DELTA if given
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
         # the same OUT computed from the keys key-FIRST..key-N with XXH3 (pip install xxhash),
         # independently of any frame
@@ -73,6 +74,9 @@ def decode_v3(frame: bytes):
         if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
                 or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
             raise rd.FrameError("payload length inconsistent with type")
+    elif kind == 3:
+        if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):
+            raise rd.FrameError("scalable frames are type 1 or 2 with a payload")
     elif kind == 1:
         half = (m + 1) // 2
         if ftype not in (0, 1) or (ftype == 0 and plen != half) or (ftype == 1 and plen >= half):
@@ -88,6 +92,9 @@ def decode_v3(frame: bytes):
     if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise rd.FrameError("checksum mismatch")
     payload = frame[at:end]
+    if kind == 3:
+        header["payload"] = bytes(payload)
+        return header, None
     if kind == 1:
         return header, counting_payload(payload, ftype, m)
     if kind == 4 and ftype == 2:
@@ -190,6 +197,128 @@ def counting_payload(payload: bytes, ftype: int, m: int) -> bytes:
     if pos != len(vals):
         raise rd.FrameError("values have trailing bytes")
     return bytes(counters)
+
+
+def _bits(payload: bytes, at: int, m: int):
+    """A layer's bits (section 8.3): type, length, bytes -> (packed, at)."""
+    ty = payload[at]
+    ln, at = rd.varint(payload, at + 1)
+    if at + ln > len(payload):
+        raise rd.FrameError("layer bytes past the payload")
+    body = payload[at:at + ln]
+    raw = (m + 7) // 8
+    if ty == 0:
+        if ln != raw:
+            raise rd.FrameError("raw layer length")
+        packed = bytes(body)
+    elif ty == 1:
+        if ln >= raw:
+            raise rd.FrameError("coded layer too long")
+        packed = rd.decode_coded(body, m)
+    else:
+        raise rd.FrameError("layer type")
+    if any((packed[i // 8] >> (i % 8)) & 1 for i in range(m, 8 * raw)):
+        raise rd.FrameError("layer padding")
+    return packed, at + ln
+
+
+def _layer(payload: bytes, at: int):
+    vals = []
+    for _ in range(4):
+        v, at = rd.varint(payload, at)
+        vals.append(v)
+    m, k, n, cap = vals
+    if not (1 <= m <= 1 << 56 and 1 <= k <= 64):
+        raise rd.FrameError("layer m or k")
+    packed, at = _bits(payload, at, m)
+    return dict(m=m, k=k, n=n, capacity=cap, bits=packed), at
+
+
+def scalable_layers(header):
+    """Section 8.3, type 1: the policy and the layers."""
+    import struct
+    p = header["payload"]
+    cap0, at = rd.varint(p, 0)
+    growth, at = rd.varint(p, at)
+    fpr, tight, mbk = struct.unpack_from("<ddd", p, at)
+    at += 24
+    if cap0 < 1 or growth < 1 or not (0 < fpr < 1) or not (0 < tight < 1) or not (mbk >= 1 and mbk < float("inf")):
+        raise rd.FrameError("policy out of range")
+    count, at = rd.varint(p, at)
+    if not 1 <= count <= 64:
+        raise rd.FrameError("layer count")
+    layers = []
+    for _ in range(count):
+        layer, at = _layer(p, at)
+        layers.append(layer)
+        if sum(l["m"] for l in layers) > header["m"]:
+            raise rd.FrameError("layers exceed the header's m")
+    if at != len(p):
+        raise rd.FrameError("bytes after the last layer")
+    check_scalable_totals(header, layers)
+    return layers
+
+
+def check_scalable_totals(header, layers):
+    if (sum(l["m"] for l in layers), max(l["k"] for l in layers), sum(l["n"] for l in layers)) != (header["m"], header["k"], header["n"]):
+        raise rd.FrameError("layers do not add up to the header")
+
+
+def scalable_digest(seed: int, layers) -> int:
+    import xxhash
+    parts = b"".join(
+        rd.digest(dict(seed=(seed + i) % (1 << 64), m=l["m"], k=l["k"]), l["bits"]).to_bytes(8, "little")
+        for i, l in enumerate(layers))
+    return xxhash.xxh3_64_intdigest(parts, seed=0)
+
+
+def apply_scalable(base_header, layers, delta_header):
+    """Section 8.3, type 2: the result's layers, checked by both digests."""
+    p = delta_header["payload"]
+    seed = base_header["seed"]
+    if int.from_bytes(p[0:8], "little") != scalable_digest(seed, layers):
+        raise rd.FrameError("wrong base")
+    want = int.from_bytes(p[8:16], "little")
+    count, at = rd.varint(p, 16)
+    if not len(layers) <= count <= 64:
+        raise rd.FrameError("layer count")
+    out = []
+    for l in layers:
+        n, at = rd.varint(p, at)
+        xor, at = _bits(p, at, l["m"])
+        out.append(dict(l, n=n, bits=bytes(a ^ b for a, b in zip(l["bits"], xor))))
+    for _ in range(count - len(layers)):
+        layer, at = _layer(p, at)
+        out.append(layer)
+    if at != len(p):
+        raise rd.FrameError("bytes after the last layer")
+    check_scalable_totals(delta_header, out)
+    if scalable_digest(seed, out) != want:
+        raise rd.FrameError("result mismatch")
+    return out
+
+
+def expect_scalable(layers_shape, seed: int, n: int):
+    """The layers of keys key-1..key-N from the keys (section 8.3): each key
+    goes into the newest layer unless a layer already has it; a layer takes
+    capacity_i keys. Layer shapes (m, k, capacity) come from the frame."""
+    built = []
+    for j in range(1, n + 1):
+        key = f"key-{j}".encode()
+        present = any(
+            all((l["bits"][p // 8] >> (p % 8)) & 1 for p in key_positions(key, (seed + i) % (1 << 64), l["m"], l["k"], False))
+            for i, l in enumerate(built))
+        if present:
+            continue
+        if not built or built[-1]["n"] >= built[-1]["capacity"]:
+            shape = layers_shape[len(built)]
+            built.append(dict(m=shape["m"], k=shape["k"], n=0, capacity=shape["capacity"],
+                              bits=bytearray((shape["m"] + 7) // 8)))
+        l, i = built[-1], len(built) - 1
+        for p in key_positions(key, (seed + i) % (1 << 64), l["m"], l["k"], False):
+            l["bits"][p // 8] |= 1 << (p % 8)
+        l["n"] += 1
+    return [dict(l, bits=bytes(l["bits"])) for l in built]
 
 
 def expect_counting(m: int, k: int, seed: int, n: int) -> bytes:
@@ -313,6 +442,15 @@ if __name__ == "__main__":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         write(out, sys.argv[3])
         print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "scalable":
+        header, _ = decode_v3(open(sys.argv[2], "rb").read())
+        layers = scalable_layers(header)
+        if len(sys.argv) > 4:
+            dh, _ = decode_v3(open(sys.argv[4], "rb").read())
+            layers = apply_scalable(header, layers, dh)
+        open(sys.argv[3], "w").write("".join(
+            f"{l['m']} {l['k']} {l['n']} {l['capacity']} {l['bits'].hex()}\n" for l in layers))
+        print(f"{len(layers)} layers")
     elif sys.argv[1] == "squid":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         open(sys.argv[3], "wb").write(header.pop("squid_cblock") + out)

@@ -27,6 +27,7 @@ use crate::kinds::sparse::{self, SparseFilter};
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
+use crate::kinds::scalable::{self, ScalableBloomFilter};
 use xxhash_rust::xxh3::Xxh3Default;
 
 /// Bytes of the two digests at the front of a delta payload.
@@ -522,6 +523,13 @@ fn decode_array(
 /// As [`inspect_delta`], and malformed coded bits.
 pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
     let d = inspect_delta(data, limits)?;
+    if d.frame.kind == FilterKind::Scalable {
+        // Its old layers' sizes are the base's: nothing to count without it.
+        return Err(DecodeError::WrongKind {
+            found: FilterKind::Scalable,
+            expected: FilterKind::Standard,
+        });
+    }
     if d.frame.kind == FilterKind::Sparse {
         let changes = sparse_changes(data, &d)?;
         return Ok(DeltaSummary {
@@ -713,6 +721,64 @@ pub fn apply_sparse(
     }
     *base = result;
     Ok(())
+}
+
+/// Encodes the delta that turns the scalable filter `old` into `new` (type
+/// 2 under kind 3, docs/FORMAT.md section 8.3): layer by layer, the XOR of
+/// each layer `old` has, then the layers `new` opened since, whole.
+///
+/// # Errors
+/// [`ScalableError::Layer`](crate::kinds::scalable::ScalableError) if
+/// `new` is not `old` grown (same seed, policy and old layers' shapes).
+pub fn encode_delta_scalable(
+    old: &ScalableBloomFilter,
+    new: &ScalableBloomFilter,
+) -> Result<Vec<u8>, crate::kinds::scalable::ScalableError> {
+    let payload = scalable::encode_delta_payload(old, new)?;
+    let fields = HeaderFields {
+        filter_type: FilterType::Delta,
+        kind: FilterKind::Scalable,
+        identity: None,
+        squid_cblock: None,
+    };
+    let p = crate::format::any::scalable_params(new);
+    Ok(format::frame_bytes(&p, new.len(), &fields, &payload))
+}
+
+/// Applies a scalable filter's delta (type 2, kind 3) to `base`: checks
+/// the base's digest, XORs each old layer's change, adds the new layers,
+/// and checks the result's digest before replacing `base`; on any error
+/// `base` is unchanged. Memory: the result (a copy of the base grown by
+/// the new layers) while it is checked.
+///
+/// # Errors
+/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+pub fn apply_scalable(
+    base: &mut ScalableBloomFilter,
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<(), DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Scalable)?;
+    let h = &d.frame;
+    if h.params.seed != base.seed() {
+        return Err(DecodeError::ParamsMismatch {
+            frame: h.params,
+            filter: crate::format::any::scalable_params(base),
+        });
+    }
+    let at = h.header_len;
+    let payload = frame_slice(data, at, h.payload_len as usize)?;
+    let declared = crate::format::any::scalable_declared(h);
+    scalable::apply_delta_payload(base, payload, &declared).map_err(|e| match e {
+        scalable::ScalableDeltaError::WrongBase { expected, actual } => {
+            DecodeError::WrongBase { expected, actual }
+        }
+        scalable::ScalableDeltaError::ResultMismatch { expected, actual } => {
+            DecodeError::ResultMismatch { expected, actual }
+        }
+        scalable::ScalableDeltaError::Payload(source) => DecodeError::Scalable { offset: at, source },
+    })
 }
 
 /// Decodes a delta frame to its XOR bit array (as a filter with the frame's

@@ -8,6 +8,7 @@ use super::{checked_frame, DecodeError, DecodeLimits};
 use crate::counting::CountingBloomFilter;
 use crate::filter::BloomFilter;
 use crate::kinds::counting;
+use crate::kinds::scalable::{self, ScalableBloomFilter};
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
 use crate::squid::{CBlock, SquidDigest};
@@ -22,6 +23,8 @@ pub enum AnyFilter {
     Counting(CountingBloomFilter),
     /// [`FilterKind::Partitioned`].
     Partitioned(PartitionedBloomFilter),
+    /// [`FilterKind::Scalable`].
+    Scalable(ScalableBloomFilter),
     /// [`FilterKind::Sparse`].
     Sparse(SparseFilter),
     /// A Squid cache digest: a standard filter with Squid's hashing and
@@ -36,6 +39,7 @@ impl AnyFilter {
             AnyFilter::Standard(_) => FilterKind::Standard,
             AnyFilter::Counting(_) => FilterKind::Counting,
             AnyFilter::Partitioned(_) => FilterKind::Partitioned,
+            AnyFilter::Scalable(_) => FilterKind::Scalable,
             AnyFilter::Sparse(_) => FilterKind::Sparse,
             AnyFilter::Squid(_) => FilterKind::Standard,
         }
@@ -47,6 +51,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.contains(key),
             AnyFilter::Counting(f) => f.contains(key),
             AnyFilter::Partitioned(f) => f.contains(key),
+            AnyFilter::Scalable(f) => f.contains(key),
             AnyFilter::Sparse(f) => f.contains(key),
             AnyFilter::Squid(d) => d.filter().contains(key),
         }
@@ -58,6 +63,7 @@ impl AnyFilter {
             AnyFilter::Standard(f) => f.len(),
             AnyFilter::Counting(f) => f.len(),
             AnyFilter::Partitioned(f) => f.len(),
+            AnyFilter::Scalable(f) => f.len(),
             AnyFilter::Sparse(f) => f.len(),
             AnyFilter::Squid(d) => d.filter().len(),
         }
@@ -68,9 +74,15 @@ impl AnyFilter {
         self.len() == 0
     }
 
-    /// The filter's parameters (m, k, seed, hash scheme).
+    /// The filter's parameters (m, k, seed, hash scheme); for the scalable
+    /// kind, those of its first layer (its frame's header declares the
+    /// total m and the largest k).
     pub fn params(&self) -> &crate::FilterParams {
         match self {
+            AnyFilter::Scalable(f) => f
+                .layers()
+                .first()
+                .map_or(&SCALABLE_NONE, |l| l.filter.params()),
             AnyFilter::Standard(f) => f.params(),
             AnyFilter::Counting(f) => f.params(),
             AnyFilter::Partitioned(f) => f.params(),
@@ -84,12 +96,17 @@ impl AnyFilter {
         match self {
             AnyFilter::Standard(f) => f.count_ones(),
             AnyFilter::Counting(f) => f.count_nonzero(),
+            AnyFilter::Scalable(f) => f.count_ones(),
             AnyFilter::Partitioned(f) => f.bits().count_ones(),
             AnyFilter::Sparse(f) => f.count_ones(),
             AnyFilter::Squid(d) => d.filter().count_ones(),
         }
     }
 }
+
+/// Parameters reported for a scalable filter without layers (which
+/// cannot be built or decoded).
+static SCALABLE_NONE: crate::FilterParams = crate::FilterParams::new(1, 1, 0);
 
 /// Decodes exactly one full frame of any kind occupying all of `data`.
 ///
@@ -119,12 +136,10 @@ pub(crate) fn decode_any_payload(
         }
         FilterKind::Standard => super::decode_full(h, payload).map(AnyFilter::Standard),
         FilterKind::Counting => decode_counting_payload(h, payload).map(AnyFilter::Counting),
+        FilterKind::Scalable => decode_scalable_payload(h, payload).map(AnyFilter::Scalable),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
         FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
-        other => Err(DecodeError::UnsupportedKind {
-            id: other.id(),
-            name: Some(other.name()),
-        }),
+
     }
 }
 
@@ -133,6 +148,7 @@ pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
     match f {
         AnyFilter::Standard(f) => super::encode(f),
         AnyFilter::Counting(f) => encode_counting(f),
+        AnyFilter::Scalable(f) => encode_scalable(f),
         AnyFilter::Partitioned(f) => encode_partitioned(f),
         AnyFilter::Sparse(f) => encode_sparse(f),
         AnyFilter::Squid(d) => encode_squid(d),
@@ -154,6 +170,72 @@ pub fn encode_counting(f: &CountingBloomFilter) -> Vec<u8> {
         ..HeaderFields::plain(ty)
     };
     super::frame_bytes(f.params(), f.len(), &fields, &payload)
+}
+
+/// The header fields of a scalable filter's frames: m is the sum of the
+/// layers' m, k the largest layer k, n the sum of their counts.
+pub(crate) fn scalable_params(f: &ScalableBloomFilter) -> crate::FilterParams {
+    crate::FilterParams::new(f.total_bits(), f.max_k(), f.seed())
+}
+
+/// Encodes a scalable filter: its policy and every layer, each coded or
+/// raw, in one version-3 frame of kind 3, type 1 (docs/FORMAT.md 8.3).
+pub fn encode_scalable(f: &ScalableBloomFilter) -> Vec<u8> {
+    let fields = HeaderFields {
+        kind: FilterKind::Scalable,
+        ..HeaderFields::plain(FilterType::Coded)
+    };
+    super::frame_bytes(&scalable_params(f), f.len(), &fields, &scalable::encode_payload(f, false))
+}
+
+/// Encodes a scalable filter with every layer uncoded (the kind's frame is
+/// type 1 either way: the layers say how each is held).
+pub fn encode_scalable_raw(f: &ScalableBloomFilter) -> Vec<u8> {
+    let fields = HeaderFields {
+        kind: FilterKind::Scalable,
+        ..HeaderFields::plain(FilterType::Coded)
+    };
+    super::frame_bytes(&scalable_params(f), f.len(), &fields, &scalable::encode_payload(f, true))
+}
+
+/// Decodes exactly one scalable-filter frame occupying all of `data`.
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind.
+pub fn decode_scalable(
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<ScalableBloomFilter, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Scalable)?;
+    decode_scalable_payload(&h, payload)
+}
+
+/// What a scalable frame's header declares.
+pub(crate) fn scalable_declared(h: &FrameHeader) -> scalable::Declared {
+    scalable::Declared {
+        m: h.params.m,
+        k: h.params.k,
+        n: h.n,
+        seed: h.params.seed,
+    }
+}
+
+fn decode_scalable_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+) -> Result<ScalableBloomFilter, DecodeError> {
+    if h.filter_type != FilterType::Coded {
+        return Err(DecodeError::WrongFrameType {
+            found: h.filter_type,
+            expected: "a full (coded)",
+        });
+    }
+    scalable::decode_payload(payload, &scalable_declared(h)).map_err(|source| {
+        DecodeError::Scalable {
+            offset: h.header_len,
+            source,
+        }
+    })
 }
 
 /// Encodes a counting filter's counters uncoded (type 0, kind 1).

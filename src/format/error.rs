@@ -135,6 +135,14 @@ pub enum DecodeError {
         /// What is wrong, and where in the payload.
         source: crate::kinds::sparse::SparseError,
     },
+    /// A scalable-kind payload is malformed.
+    #[error("scalable payload at frame byte {offset}: {source}")]
+    Scalable {
+        /// Frame offset of the payload's first byte.
+        offset: usize,
+        /// What is wrong.
+        source: crate::kinds::scalable::ScalableError,
+    },
     /// A counting-kind payload is malformed.
     #[error("counting payload at frame byte {offset}: {source}")]
     Counting {

@@ -194,6 +194,7 @@ impl FilterKind {
             FilterKind::Standard
                 | FilterKind::Counting
                 | FilterKind::Partitioned
+                | FilterKind::Scalable
                 | FilterKind::Sparse
         )
     }
@@ -667,6 +668,30 @@ fn kind_rules(
                 field: "m",
                 reason: "a partitioned filter's m is a multiple of k",
             });
+        }
+        FilterKind::Scalable if !matches!(filter_type, FilterType::Coded | FilterType::Delta) => {
+            return Err(DecodeError::InvalidField {
+                offset: 3,
+                field: "filter type",
+                reason: "the scalable kind has types 1 (layers) and 2 (delta by layer) only",
+            });
+        }
+        // Each layer chooses raw or coded inside the payload, so the
+        // payload may be longer than ⌈m/8⌉ (the layers' own headers).
+        FilterKind::Scalable => {
+            let least = if filter_type == FilterType::Delta {
+                DELTA_MIN_PAYLOAD.saturating_add(1)
+            } else {
+                1
+            };
+            if payload_len < least {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "payload_len",
+                    reason: "a scalable payload holds its policy and layers (after the digests)",
+                });
+            }
+            return Ok(());
         }
         FilterKind::Counting if filter_type.is_delta() => {
             return Err(DecodeError::InvalidField {

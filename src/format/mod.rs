@@ -23,7 +23,8 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use error::{DecodeError, EncodeError};
 pub use any::{
-    decode_any, decode_counting, encode_counting, encode_counting_raw, decode_partitioned, decode_sparse, decode_squid, encode_any, encode_partitioned,
+    decode_any, decode_counting, decode_scalable, encode_counting, encode_counting_raw,
+    encode_scalable, encode_scalable_raw, decode_partitioned, decode_sparse, decode_squid, encode_any, encode_partitioned,
     encode_partitioned_raw, encode_sparse, encode_squid, encode_squid_raw, AnyFilter,
 };
 use header::HeaderFields;

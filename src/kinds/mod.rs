@@ -7,3 +7,4 @@
 pub mod partitioned;
 pub mod sparse;
 pub mod counting;
+pub mod scalable;

@@ -448,3 +448,103 @@ pub fn plan_counting_for_fpr(
         reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
     })
 }
+
+/// The layers a scalable filter (kind 3) opens for `n` keys under `policy`
+/// (each planned as [`ScalableBloomFilter`](crate::kinds::scalable::ScalableBloomFilter)
+/// plans it), summed into one plan: m is the layers' total, k the largest
+/// layer k, `fpr` 1 − Π(1 − f_i) with each layer at its expected count, and
+/// the sizes are the layers' frames (each layer's plan, less the frame
+/// header it does not have) plus the policy and the frame's own header.
+///
+/// # Errors
+/// A policy out of range, more than 64 layers, or a layer that cannot be
+/// planned.
+pub fn plan_scalable(
+    n: u64,
+    policy: &crate::kinds::scalable::ScalablePolicy,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    use crate::kinds::scalable::MAX_LAYERS;
+    policy
+        .validate()
+        .map_err(|_| invalid("policy", policy.fpr, "a valid scalable policy"))?;
+    let z = normal_quantile(cons.confidence);
+    let (mut left, mut i) = (n, 0u32);
+    let (mut m, mut k, mut expected, mut var, mut keep) = (0u64, 1u32, 0.0f64, 0.0f64, 1.0f64);
+    loop {
+        let cap = policy.capacity(i);
+        let layer_cons = Constraints {
+            max_k: cons.max_k,
+            ..Constraints::default()
+        }
+        .with_max_bits_per_key(policy.max_bits_per_key, cap);
+        let p = super::plan_for_fpr(cap, policy.layer_fpr(i), &layer_cons)?;
+        let count = left.min(cap);
+        // The layer's bits at its expected count: a layer's descriptor is
+        // four varints, a type byte and a length varint (about 12 bytes).
+        let model = super::SizeModel::filter(p.m, count, p.k, 0);
+        let overhead = header::frame_overhead(0, p.m, p.k, count, 0) as f64;
+        let bytes = model.expected_frame_bytes() - overhead + 12.0;
+        let sd = (model.bound_frame_bytes(z) - model.expected_frame_bytes()).max(0.0) / z.max(1e-9);
+        expected += bytes;
+        var += sd * sd;
+        m = m.saturating_add(p.m);
+        k = k.max(p.k);
+        keep *= 1.0 - fpr_finite(p.m, count, p.k);
+        left -= count;
+        i += 1;
+        if left == 0 {
+            break;
+        }
+        if u64::from(i) >= MAX_LAYERS {
+            return Err(PlanError::Infeasible {
+                reason: format!("{n} keys need more than 64 layers under this policy"),
+            });
+        }
+    }
+    // The policy (2 varints, 3 binary64) and the layer count.
+    let payload = expected + 28.0;
+    let frame =
+        |p: f64| p + header::frame_overhead(cons.seed, m, k, n, p as u64) as f64 + KIND_BYTE;
+    Ok(plan(
+        n,
+        m,
+        k,
+        1.0 - keep,
+        frame(payload),
+        frame(payload + z * var.sqrt()).ceil(),
+        true,
+        cons,
+    ))
+}
+
+/// The scalable filter with the lowest overall bound whose frame for `n`
+/// keys stays within `budget_bytes` (with the policy's other settings):
+/// the bound is searched on a log scale between 10^-12 and 0.5.
+///
+/// # Errors
+/// A budget too small for the loosest bound, or a policy out of range.
+pub fn plan_scalable_for_size(
+    n: u64,
+    budget_bytes: u64,
+    policy: &crate::kinds::scalable::ScalablePolicy,
+    cons: &Constraints,
+) -> Result<(Plan, f64), PlanError> {
+    let at = |f: f64| {
+        let p = crate::kinds::scalable::ScalablePolicy { fpr: f, ..*policy };
+        plan_scalable(n, &p, cons)
+    };
+    let (mut lo, mut hi) = (1e-12f64.ln(), 0.5f64.ln());
+    if at(hi.exp())?.bound_bytes > budget_bytes {
+        return Err(too_small(budget_bytes));
+    }
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        if at(mid.exp())?.bound_bytes <= budget_bytes {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok((at(hi.exp())?, hi.exp()))
+}

@@ -7,6 +7,7 @@ use clap::Args;
 use compressed_bloom::delta;
 use compressed_bloom::format::AnyFilter;
 use compressed_bloom::math::log2_binomial;
+use compressed_bloom::plan::kinds as plan_kinds;
 use compressed_bloom::plan::Constraints;
 use compressed_bloom::{encode_as, BloomFilter, FilterParams, FilterType, KeyHash};
 use serde_json::json;
@@ -91,12 +92,19 @@ pub(crate) struct BuildArgs {
     /// The filter kind (`growing` is another name for `scalable`).
     #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
     kind: KindArg,
+    /// Scalable kind: keys the first layer is planned for; each new layer
+    /// holds twice as many at half the rate (--fpr is the overall bound).
+    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count)]
+    initial_capacity: u64,
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
+    if a.kind == KindArg::Scalable {
+        return build_scalable(a);
+    }
     let seed = a.seed;
     let bar = progress("hashing");
     // One streaming pass: hash every key once. With m and k given, insert
@@ -215,6 +223,102 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     Ok(())
 }
 
+/// `build --type scalable`: layers open as keys are read, so with --fpr
+/// (the overall bound) keys go straight in; with --bytes the keys are
+/// spooled to a temporary file until their count gives the bound that fits.
+fn build_scalable(a: &BuildArgs) -> CliResult {
+    use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
+    use std::io::{Read as _, Seek as _, Write as _};
+    if a.size.m.is_some() {
+        return Err(
+            "a scalable filter's layers are planned from its bound: give --fpr (the \
+                    overall bound) or --bytes, and --initial-capacity"
+                .into(),
+        );
+    }
+    if a.raw {
+        return Err(
+            "the scalable kind has no raw frame (each layer is coded or raw inside it)".into(),
+        );
+    }
+    let cons = Constraints {
+        max_k: a.size.max_k,
+        confidence: a.size.confidence,
+        seed: a.seed,
+        ..Constraints::default()
+    };
+    let mut policy = ScalablePolicy::new(a.initial_capacity, a.size.fpr.unwrap_or(0.5));
+    if let Some(b) = a.size.max_bits_per_key {
+        policy.max_bits_per_key = b;
+    }
+    let bar = progress("hashing");
+    let (f, read) = if a.size.fpr.is_some() {
+        let mut f = ScalableBloomFilter::new(policy, a.seed)?;
+        let read = for_each_key(&a.keys, a.skip_blank, |key| {
+            f.try_insert(key)?;
+            Ok(())
+        })?;
+        (f, read)
+    } else {
+        let budget = a
+            .size
+            .bytes
+            .ok_or("give --fpr (the overall bound) or --bytes")?;
+        // Spool the keys (length-prefixed) until their count is known.
+        let mut spool = std::io::BufWriter::new(tempfile::tempfile()?);
+        let read = for_each_key(&a.keys, a.skip_blank, |key| {
+            spool.write_all(&(key.len() as u64).to_le_bytes())?;
+            spool.write_all(key)?;
+            Ok(())
+        })?;
+        let n = a.n.unwrap_or(read).max(read);
+        let (plan, bound) = plan_kinds::plan_scalable_for_size(n, budget, &policy, &cons)?;
+        crate::plan_cmd::check_useful(budget, n, plan.fpr, &cons)?;
+        let mut f = ScalableBloomFilter::new(
+            ScalablePolicy {
+                fpr: bound,
+                ..policy
+            },
+            a.seed,
+        )?;
+        let mut r = std::io::BufReader::new(spool.into_inner().map_err(|e| e.into_error())?);
+        r.seek(std::io::SeekFrom::Start(0))?;
+        let mut key = Vec::new();
+        for _ in 0..read {
+            let mut len = [0u8; 8];
+            r.read_exact(&mut len)?;
+            key.resize(usize::try_from(u64::from_le_bytes(len))?, 0);
+            r.read_exact(&mut key)?;
+            f.try_insert(&key)?;
+        }
+        (f, read)
+    };
+    bar.finish_and_clear();
+    let frame = compressed_bloom::format::encode_scalable(&f);
+    if let Some(budget) = a.size.bytes {
+        if frame.len() as u64 > budget {
+            return Err(format!(
+                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written)",
+                frame.len()
+            )
+            .into());
+        }
+    }
+    write_all(&a.output, &frame)?;
+    eprintln!(
+        "built scalable: {} layers, m={} in all, k up to {}, n={} from {read} keys \
+         (a key already present is not added again), bound f < {}, formula f = {:.6}: {} bytes",
+        f.layers().len(),
+        f.total_bits(),
+        f.max_k(),
+        f.len(),
+        f.policy().fpr,
+        f.formula_fpr(),
+        frame.len()
+    );
+    Ok(())
+}
+
 fn frame_type(frame: &[u8]) -> &'static str {
     frame
         .get(3)
@@ -262,12 +366,12 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     };
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
-    let p = f.params();
+    let (pm, pk) = kinds::shape(&f);
     eprintln!(
         "encoded {} m={} k={}: {} -> {} bytes ({})",
         f.kind().name(),
-        p.m,
-        p.k,
+        pm,
+        pk,
         data.len(),
         frame.len(),
         frame_type(&frame)
@@ -330,6 +434,25 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 s.params().m,
                 s.params().k,
                 s.count_ones()
+            );
+            return Ok(());
+        }
+        AnyFilter::Scalable(f) => {
+            if a.bits_only {
+                return Err(
+                    "a scalable filter has no single bit array; decode writes its \
+                            frame with every layer raw"
+                        .into(),
+                );
+            }
+            let out = compressed_bloom::format::encode_scalable_raw(&f);
+            write_all(&a.output, &out)?;
+            eprintln!(
+                "decoded scalable: {} layers, m={} in all: {} -> {} bytes",
+                f.layers().len(),
+                f.total_bits(),
+                data.len(),
+                out.len()
             );
             return Ok(());
         }
@@ -450,6 +573,24 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("expected fpr     {expected_fpr:.6}");
     if let AnyFilter::Sparse(sp) = &any {
         outln!("held in memory   {} bytes (positions)", sp.heap_bytes());
+    }
+    if let AnyFilter::Scalable(f) = &any {
+        outln!(
+            "layers           {} (bound f < {}, formula f = {:.6})",
+            f.layers().len(),
+            f.policy().fpr,
+            f.formula_fpr()
+        );
+        for (i, l) in f.layers().iter().enumerate() {
+            outln!(
+                "  layer {i:<2}       m = {}, k = {}, n = {} of {}, fill {:.4}",
+                l.filter.m(),
+                l.filter.k(),
+                l.filter.len(),
+                l.capacity,
+                l.filter.fill_ratio()
+            );
+        }
     }
     if let AnyFilter::Squid(d) = &any {
         let cb = d.cblock();
@@ -629,7 +770,44 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
 }
 
 fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
-    let sum = delta::summarize(data, &a.limits.limits())?;
+    let limits = a.limits.limits();
+    let d = delta::inspect_delta(data, &limits)?;
+    if d.frame.kind == compressed_bloom::FilterKind::Scalable {
+        // Its old layers' sizes are the base's: without the base, only the
+        // header and the digests can be shown.
+        let h = d.frame;
+        let v = json!({
+            "kind": h.kind.name(),
+            "type": h.filter_type.name(),
+            "version": h.version,
+            "seed": h.params.seed,
+            "m": h.params.m,
+            "k": h.params.k,
+            "n": h.n,
+            "frame_bytes": data.len(),
+            "payload_bytes": h.payload_len,
+            "base_digest": format!("{:016x}", d.base_digest),
+            "result_digest": format!("{:016x}", d.result_digest),
+        });
+        if a.json {
+            outln!("{v}");
+        } else {
+            outln!(
+                "scalable delta   to m = {} bits in all, k up to {}, n = {}",
+                h.params.m,
+                h.params.k,
+                h.n
+            );
+            outln!("frame bytes      {}", data.len());
+            outln!(
+                "digests          base {:016x}, result {:016x}",
+                d.base_digest,
+                d.result_digest
+            );
+        }
+        return Ok(());
+    }
+    let sum = delta::summarize(data, &limits)?;
     let d = &sum.header;
     let h = d.frame;
     let m = h.params.m;
@@ -763,6 +941,9 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         (AnyFilter::Sparse(o), AnyFilter::Sparse(n), DeltaKind::Auto) => {
             delta::encode_delta_sparse(o, n)?
         }
+        (AnyFilter::Scalable(o), AnyFilter::Scalable(n), DeltaKind::Auto) => {
+            delta::encode_delta_scalable(o, n)?
+        }
         (AnyFilter::Counting(_), AnyFilter::Counting(_), _) => {
             return Err(
                 "the counting kind has no delta type in this format revision; \
@@ -790,12 +971,12 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     };
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode_any(&new).len();
-    let p = new.params();
+    let (pm, pk) = kinds::shape(&new);
     eprintln!(
         "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
         frame_type(&frame),
-        p.m,
-        p.k,
+        pm,
+        pk,
         frame.len(),
         if frame.len() >= full {
             "; send that instead"
@@ -828,18 +1009,19 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
         AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,
         AnyFilter::Sparse(b) => delta::apply_sparse(b, &d, &limits)?,
         AnyFilter::Squid(b) => b.apply_delta(&d, &limits)?,
+        AnyFilter::Scalable(b) => delta::apply_scalable(b, &d, &limits)?,
         other => {
             return Err(format!("cannot apply a delta to a {} filter", other.kind().name()).into())
         }
     }
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
-    let p = f.params();
+    let (pm, pk) = kinds::shape(&f);
     eprintln!(
         "applied: {} m={} k={} n={}, {} bytes written",
         f.kind().name(),
-        p.m,
-        p.k,
+        pm,
+        pk,
         f.len(),
         frame.len()
     );

@@ -20,7 +20,7 @@ pub(crate) enum KindArg {
     Counting,
     /// k sub-arrays of m/k bits, one position in each (m a multiple of k).
     Partitioned,
-    /// Layers that grow as keys arrive (not in this build yet).
+    /// Layers that open as keys arrive; --fpr is the overall bound.
     #[value(alias = "growing")]
     Scalable,
     /// The sorted positions of the one bits, held without the m-bit array.
@@ -44,17 +44,16 @@ pub(crate) fn plan_kind(
         (KindArg::Sparse, None, Some(f)) => plan_kinds::plan_sparse_for_fpr(n, f, cons)?,
         (KindArg::Counting, Some(z), _) => plan_kinds::plan_counting_for_size(n, z, cons)?,
         (KindArg::Counting, None, Some(f)) => plan_kinds::plan_counting_for_fpr(n, f, cons)?,
-        (KindArg::Scalable, _, _) => return Err(unsupported(kind)),
+        (KindArg::Scalable, _, _) => return Err(scalable_is_built_apart()),
         (_, None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
     })
 }
 
-pub(crate) fn unsupported(kind: KindArg) -> Box<dyn std::error::Error> {
-    format!(
-        "the {} kind is not in this build yet (supported: standard, counting, partitioned, sparse)",
-        kind.name()
-    )
-    .into()
+/// The scalable kind plans its layers itself (`build_scalable`).
+pub(crate) fn scalable_is_built_apart() -> Box<dyn std::error::Error> {
+    "a scalable filter is planned layer by layer from its bound: \
+     cbloom build --type scalable --fpr F [--initial-capacity C]"
+        .into()
 }
 
 /// A filter of some kind being built from key hashes.
@@ -76,7 +75,7 @@ impl Builder {
                 params.validate()?;
                 Builder::Sparse(params, Vec::new(), 0)
             }
-            KindArg::Scalable => return Err(unsupported(kind)),
+            KindArg::Scalable => return Err(scalable_is_built_apart()),
         })
     }
 
@@ -153,6 +152,14 @@ pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> 
     Ok(format::decode_any(&read_all(path)?, &limits.limits())?)
 }
 
+/// m and k for messages: a scalable filter's total bits and largest k.
+pub(crate) fn shape(f: &AnyFilter) -> (u64, u32) {
+    match f {
+        AnyFilter::Scalable(s) => (s.total_bits(), s.max_k()),
+        other => (other.params().m, other.params().k),
+    }
+}
+
 /// The kind's own figures for `inspect`.
 pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value {
     match f {
@@ -185,6 +192,29 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
                 "saturated": hist[15],
                 "bits_per_counter": payload_bytes as f64 * 8.0 / total,
                 "entropy_bits_per_counter": entropy,
+            })
+        }
+        AnyFilter::Scalable(f) => {
+            let layers: Vec<serde_json::Value> = f
+                .layers()
+                .iter()
+                .map(|l| {
+                    json!({
+                        "m": l.filter.m(),
+                        "k": l.filter.k(),
+                        "n": l.filter.len(),
+                        "capacity": l.capacity,
+                        "fill": l.filter.fill_ratio(),
+                    })
+                })
+                .collect();
+            json!({
+                "layers": layers,
+                "bound": f.policy().fpr,
+                "formula_fpr": f.formula_fpr(),
+                "initial_capacity": f.policy().initial_capacity,
+                "growth": f.policy().growth,
+                "tightening": f.policy().tightening,
             })
         }
         AnyFilter::Squid(d) => {

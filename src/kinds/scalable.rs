@@ -1,0 +1,730 @@
+//! The scalable (growing) kind (kind 3, docs/FORMAT.md section 8.3): a
+//! filter for a key count not known in advance (Almeida, Baquero, Preguiça
+//! and Hutchison, "Scalable Bloom Filters"). Keys go into the newest
+//! layer; when it holds its capacity, a new layer opens, `growth` times
+//! larger, with a false-positive rate `tightening` times lower. Layer i is
+//! planned for `capacity_i = initial_capacity · growth^i` keys at
+//! `f_i = fpr · (1 − tightening) · tightening^i`, so the rate over all
+//! layers stays below `fpr` (the union bound: Σ f_i < fpr) however many
+//! layers open.
+//!
+//! Each layer is a standard filter with its own m, k and seed (the
+//! filter's seed plus the layer index, so the layers hash independently),
+//! sized by the planner for its *compressed* size under a memory cap of
+//! `max_bits_per_key` bits per key; one frame carries every layer, each
+//! coded or raw; a delta works layer by layer.
+
+use crate::coder;
+use crate::filter::{zeroed_words, BloomFilter, FilterError, FilterParams};
+use crate::wire::varint;
+use thiserror::Error;
+
+/// Most layers a scalable filter may have (a frame with more is refused).
+pub const MAX_LAYERS: u64 = 64;
+
+/// How a scalable filter grows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalablePolicy {
+    /// Keys the first layer is planned for (at least 1).
+    pub initial_capacity: u64,
+    /// The bound on the false-positive rate over all layers, in (0, 1).
+    pub fpr: f64,
+    /// Each layer's rate is this times the previous one's, in (0, 1).
+    pub tightening: f64,
+    /// Each layer's capacity is this times the previous one's (at least 1).
+    pub growth: u64,
+    /// The memory cap of a layer, in bits per key of its capacity.
+    pub max_bits_per_key: f64,
+}
+
+impl ScalablePolicy {
+    /// The policy of Almeida et al.'s defaults (tightening 0.5, growth 2)
+    /// for a first layer of `initial_capacity` keys and an overall bound
+    /// `fpr`, with layers of at most 64 bits per key.
+    pub fn new(initial_capacity: u64, fpr: f64) -> Self {
+        ScalablePolicy {
+            initial_capacity,
+            fpr,
+            tightening: 0.5,
+            growth: 2,
+            max_bits_per_key: 64.0,
+        }
+    }
+
+    /// Checks the ranges documented on the fields.
+    ///
+    /// # Errors
+    /// [`ScalableError::Policy`] naming the field.
+    pub fn validate(&self) -> Result<(), ScalableError> {
+        let bad = |field| Err(ScalableError::Policy { field });
+        if self.initial_capacity == 0 {
+            return bad("initial_capacity");
+        }
+        if !(self.fpr > 0.0 && self.fpr < 1.0) {
+            return bad("fpr");
+        }
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return bad("tightening");
+        }
+        if self.growth == 0 {
+            return bad("growth");
+        }
+        if !(self.max_bits_per_key >= 1.0 && self.max_bits_per_key.is_finite()) {
+            return bad("max_bits_per_key");
+        }
+        Ok(())
+    }
+
+    /// Layer i's capacity (saturating).
+    pub fn capacity(&self, i: u32) -> u64 {
+        self.initial_capacity
+            .saturating_mul(self.growth.checked_pow(i).unwrap_or(u64::MAX))
+    }
+
+    /// Layer i's false-positive target.
+    pub fn layer_fpr(&self, i: u32) -> f64 {
+        self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32)
+    }
+}
+
+/// Why a scalable filter or its payload is refused.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScalableError {
+    /// A policy field is out of range.
+    #[error("scalable policy: {field} is out of range")]
+    Policy {
+        /// The field.
+        field: &'static str,
+    },
+    /// A layer could not be planned or built.
+    #[error("layer {layer}: {reason}")]
+    Layer {
+        /// Layer index.
+        layer: u64,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The payload is malformed.
+    #[error("{what} at payload byte {offset}")]
+    Payload {
+        /// What is wrong.
+        what: &'static str,
+        /// Payload offset.
+        offset: usize,
+    },
+    /// A layer's coded bits are malformed.
+    #[error("layer {layer}: {source}")]
+    Coded {
+        /// Layer index.
+        layer: u64,
+        /// The coder's error.
+        source: coder::CoderError,
+    },
+    /// A layer's bits are invalid.
+    #[error("layer {layer}: {source}")]
+    Bits {
+        /// Layer index.
+        layer: u64,
+        /// What is wrong.
+        source: FilterError,
+    },
+}
+
+/// One layer: a standard filter and the number of keys it was planned for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// The layer's bits (its own m, k and seed).
+    pub filter: BloomFilter,
+    /// Keys the layer takes before the next one opens.
+    pub capacity: u64,
+}
+
+/// A scalable Bloom filter: layers that open as keys arrive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScalableBloomFilter {
+    seed: u64,
+    policy: ScalablePolicy,
+    layers: Vec<Layer>,
+}
+
+impl Eq for ScalableBloomFilter {}
+
+/// The seed of layer i: the filter's seed plus i (mod 2^64).
+pub fn layer_seed(seed: u64, i: u64) -> u64 {
+    seed.wrapping_add(i)
+}
+
+impl ScalableBloomFilter {
+    /// An empty filter with its first layer open.
+    ///
+    /// # Errors
+    /// A policy out of range, or a first layer that cannot be planned.
+    ///
+    /// # Examples
+    /// ```
+    /// use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
+    /// let mut f = ScalableBloomFilter::new(ScalablePolicy::new(1_000, 0.01), 7)?;
+    /// for i in 0..10_000u32 {
+    ///     f.insert(&i.to_le_bytes());
+    /// }
+    /// assert!(f.layers().len() >= 4);
+    /// assert!(f.contains(&5u32.to_le_bytes()));
+    /// assert!(f.formula_fpr() < 0.01);
+    /// # Ok::<(), compressed_bloom::kinds::scalable::ScalableError>(())
+    /// ```
+    pub fn new(policy: ScalablePolicy, seed: u64) -> Result<Self, ScalableError> {
+        policy.validate()?;
+        let mut f = ScalableBloomFilter {
+            seed,
+            policy,
+            layers: Vec::new(),
+        };
+        f.open_layer()?;
+        Ok(f)
+    }
+
+    /// A filter from its parts (as decoded).
+    ///
+    /// # Errors
+    /// A policy out of range, no layer or too many, or a layer whose seed
+    /// is not the filter's seed plus its index.
+    pub fn from_parts(
+        policy: ScalablePolicy,
+        seed: u64,
+        layers: Vec<Layer>,
+    ) -> Result<Self, ScalableError> {
+        policy.validate()?;
+        if layers.is_empty() || layers.len() as u64 > MAX_LAYERS {
+            return Err(ScalableError::Payload {
+                what: "a scalable filter has 1 to 64 layers",
+                offset: 0,
+            });
+        }
+        for (i, l) in layers.iter().enumerate() {
+            if l.filter.params().seed != layer_seed(seed, i as u64) {
+                return Err(ScalableError::Layer {
+                    layer: i as u64,
+                    reason: "its seed is not the filter's seed plus its index".into(),
+                });
+            }
+        }
+        Ok(ScalableBloomFilter {
+            seed,
+            policy,
+            layers,
+        })
+    }
+
+    fn open_layer(&mut self) -> Result<(), ScalableError> {
+        let i = self.layers.len() as u64;
+        let err = |reason: String| ScalableError::Layer { layer: i, reason };
+        if i >= MAX_LAYERS {
+            return Err(err("no more than 64 layers".into()));
+        }
+        let cap = self.policy.capacity(i as u32);
+        let cons = crate::plan::Constraints::default()
+            .with_max_bits_per_key(self.policy.max_bits_per_key, cap);
+        let p = crate::plan::plan_for_fpr(cap, self.policy.layer_fpr(i as u32), &cons)
+            .map_err(|e| err(e.to_string()))?;
+        let params = FilterParams::new(p.m, p.k, layer_seed(self.seed, i));
+        let filter = BloomFilter::new(params).map_err(|e| err(e.to_string()))?;
+        self.layers.push(Layer {
+            filter,
+            capacity: cap,
+        });
+        Ok(())
+    }
+
+    /// Inserts a key into the newest layer, opening a new one first if the
+    /// newest holds its capacity. A key already present is not inserted
+    /// again (so repeated keys do not fill layers).
+    ///
+    /// # Errors
+    /// A new layer was needed and could not be planned (64 layers, or no
+    /// memory); the key is then not inserted.
+    pub fn try_insert(&mut self, key: &[u8]) -> Result<(), ScalableError> {
+        if self.contains(key) {
+            return Ok(());
+        }
+        if self
+            .layers
+            .last()
+            .is_none_or(|l| l.filter.len() >= l.capacity)
+        {
+            self.open_layer()?;
+        }
+        if let Some(l) = self.layers.last_mut() {
+            l.filter.insert(key);
+        }
+        Ok(())
+    }
+
+    /// [`try_insert`](Self::try_insert), ignoring the (rare) failure to
+    /// open a 65th layer: the key then goes into the full newest layer.
+    pub fn insert(&mut self, key: &[u8]) {
+        if self.try_insert(key).is_err() {
+            if let Some(l) = self.layers.last_mut() {
+                l.filter.insert(key);
+            }
+        }
+    }
+
+    /// Whether the key may be in the set (any layer).
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.layers.iter().any(|l| l.filter.contains(key))
+    }
+
+    /// The layers, oldest first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The growth policy.
+    pub fn policy(&self) -> &ScalablePolicy {
+        &self.policy
+    }
+
+    /// The filter's seed (layer i hashes with seed + i).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Keys inserted (the sum of the layers' counts).
+    pub fn len(&self) -> u64 {
+        self.layers
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l.filter.len()))
+    }
+
+    /// Whether no key was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total bits over the layers.
+    pub fn total_bits(&self) -> u64 {
+        self.layers
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l.filter.m()))
+    }
+
+    /// Largest k over the layers.
+    pub fn max_k(&self) -> u32 {
+        self.layers.iter().map(|l| l.filter.k()).max().unwrap_or(1)
+    }
+
+    /// One bits over the layers.
+    pub fn count_ones(&self) -> u64 {
+        self.layers
+            .iter()
+            .fold(0u64, |a, l| a.saturating_add(l.filter.count_ones()))
+    }
+
+    /// The false-positive rate from the layers' fills:
+    /// 1 − Π (1 − fill_i^k_i).
+    pub fn formula_fpr(&self) -> f64 {
+        1.0 - self
+            .layers
+            .iter()
+            .map(|l| 1.0 - l.filter.expected_fpr())
+            .product::<f64>()
+    }
+
+    /// The content digest (docs/FORMAT.md section 8.3): XXH3-64 (seed 0)
+    /// of the layers' [`crate::delta::digest`]s, each as u64 LE, in order.
+    pub fn digest(&self) -> u64 {
+        let mut bytes = Vec::with_capacity(self.layers.len().saturating_mul(8));
+        for l in &self.layers {
+            bytes.extend_from_slice(&crate::delta::digest(&l.filter).to_le_bytes());
+        }
+        xxhash_rust::xxh3::xxh3_64(&bytes)
+    }
+}
+
+/// Writes the policy: initial capacity and growth (varints), then the
+/// overall rate, the tightening and the memory cap as IEEE-754 binary64
+/// bit patterns, little-endian.
+fn put_policy(out: &mut Vec<u8>, p: &ScalablePolicy) {
+    varint::put(out, p.initial_capacity);
+    varint::put(out, p.growth);
+    for x in [p.fpr, p.tightening, p.max_bits_per_key] {
+        out.extend_from_slice(&x.to_bits().to_le_bytes());
+    }
+}
+
+/// Appends a layer's bits: type (0 raw, 1 coded), length, bytes; coded
+/// when that is smaller, unless `raw`.
+fn put_bits(
+    out: &mut Vec<u8>,
+    words: &[u64],
+    m: u64,
+    raw: bool,
+    raw_bytes: impl FnOnce() -> Vec<u8>,
+) {
+    let mut coded = Vec::new();
+    if !raw {
+        coder::encode(words, m, &mut coded);
+    }
+    let (ty, bytes) = if !raw && (coded.len() as u64) < m.div_ceil(8) {
+        (1u8, coded)
+    } else {
+        (0u8, raw_bytes())
+    };
+    out.push(ty);
+    varint::put(out, bytes.len() as u64);
+    out.extend_from_slice(&bytes);
+}
+
+/// Appends a whole layer: m, k, n, capacity (varints), then its bits.
+fn put_layer(out: &mut Vec<u8>, l: &Layer, raw: bool) {
+    let p = l.filter.params();
+    for v in [p.m, u64::from(p.k), l.filter.len(), l.capacity] {
+        varint::put(out, v);
+    }
+    put_bits(out, l.filter.as_words(), p.m, raw, || l.filter.to_bytes());
+}
+
+/// The full payload (type 1): policy, layer count, layers (each coded when
+/// that is smaller, or every layer raw if `raw`).
+pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_policy(&mut out, &f.policy);
+    varint::put(&mut out, f.layers.len() as u64);
+    for l in &f.layers {
+        put_layer(&mut out, l, raw);
+    }
+    out
+}
+
+/// The delta payload (type 2) from `old` to `new`, which must share seed
+/// and policy and extend `old`'s layers (same m and k for each old layer):
+/// the two digests, the result's layer count, for each old layer its new
+/// n and the XOR of its bits, then the new layers whole.
+///
+/// # Errors
+/// [`ScalableError::Layer`] if `new` does not extend `old`.
+pub fn encode_delta_payload(
+    old: &ScalableBloomFilter,
+    new: &ScalableBloomFilter,
+) -> Result<Vec<u8>, ScalableError> {
+    let same_policy = old.policy == new.policy && old.seed == new.seed;
+    if !same_policy || new.layers.len() < old.layers.len() {
+        return Err(ScalableError::Layer {
+            layer: 0,
+            reason: "the new filter does not extend the old one (seed, policy or layers differ)"
+                .into(),
+        });
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&old.digest().to_le_bytes());
+    out.extend_from_slice(&new.digest().to_le_bytes());
+    varint::put(&mut out, new.layers.len() as u64);
+    for (i, (o, n)) in old.layers.iter().zip(&new.layers).enumerate() {
+        if o.filter.params() != n.filter.params() || o.capacity != n.capacity {
+            return Err(ScalableError::Layer {
+                layer: i as u64,
+                reason: "a layer of the old filter changed its parameters".into(),
+            });
+        }
+        varint::put(&mut out, n.filter.len());
+        let xor: Vec<u64> = o
+            .filter
+            .as_words()
+            .iter()
+            .zip(n.filter.as_words())
+            .map(|(a, b)| a ^ b)
+            .collect();
+        let m = n.filter.m();
+        put_bits(&mut out, &xor, m, false, || {
+            let mut bytes: Vec<u8> = xor.iter().flat_map(|w| w.to_le_bytes()).collect();
+            bytes.truncate(m.div_ceil(8) as usize);
+            bytes
+        });
+    }
+    for l in new.layers.get(old.layers.len()..).unwrap_or_default() {
+        put_layer(&mut out, l, false);
+    }
+    Ok(out)
+}
+
+/// A cursor over a payload that reports where it failed.
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn fail<T>(&self, what: &'static str) -> Result<T, ScalableError> {
+        Err(self.error(what))
+    }
+
+    fn error(&self, what: &'static str) -> ScalableError {
+        ScalableError::Payload {
+            what,
+            offset: self.at,
+        }
+    }
+
+    fn varint(&mut self, what: &'static str) -> Result<u64, ScalableError> {
+        let rest = self.data.get(self.at..).unwrap_or_default();
+        match varint::get(rest) {
+            Ok((v, used)) => {
+                self.at = self.at.saturating_add(used);
+                Ok(v)
+            }
+            Err(_) => self.fail(what),
+        }
+    }
+
+    fn bytes(&mut self, len: u64, what: &'static str) -> Result<&'a [u8], ScalableError> {
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| self.at.checked_add(l))
+            .filter(|&e| e <= self.data.len());
+        let Some(end) = end else {
+            return self.fail(what);
+        };
+        let out = self.data.get(self.at..end).unwrap_or_default();
+        self.at = end;
+        Ok(out)
+    }
+
+    fn f64(&mut self, what: &'static str) -> Result<f64, ScalableError> {
+        let b = self.bytes(8, what)?;
+        let b: [u8; 8] = b.try_into().map_err(|_| ScalableError::Payload {
+            what,
+            offset: self.at,
+        })?;
+        Ok(f64::from_bits(u64::from_le_bytes(b)))
+    }
+
+    /// A layer's bits (type, length, bytes) for an m-bit array, as words.
+    fn bits(&mut self, m: u64, layer: u64) -> Result<Vec<u64>, ScalableError> {
+        let at = self.at;
+        let ty = *self
+            .data
+            .get(self.at)
+            .ok_or(ScalableError::Payload { what: "missing layer type", offset: at })?;
+        self.at = self.at.saturating_add(1);
+        let len = self.varint("bad layer length")?;
+        let bytes = self.bytes(len, "layer bytes past the payload")?;
+        let bits_err = |source| ScalableError::Bits { layer, source };
+        let mut words = zeroed_words(m.div_ceil(64) as usize).map_err(bits_err)?;
+        match ty {
+            0 => {
+                if len != m.div_ceil(8) {
+                    return Err(ScalableError::Payload {
+                        what: "a raw layer is ceil(m/8) bytes",
+                        offset: at,
+                    });
+                }
+                for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+                    let mut b = [0u8; 8];
+                    if let Some(dst) = b.get_mut(..chunk.len()) {
+                        dst.copy_from_slice(chunk);
+                    }
+                    *w = u64::from_le_bytes(b);
+                }
+            }
+            1 => {
+                if len >= m.div_ceil(8) {
+                    return Err(ScalableError::Payload {
+                        what: "a coded layer is shorter than ceil(m/8) bytes",
+                        offset: at,
+                    });
+                }
+                coder::decode(bytes, m, &mut words)
+                    .map_err(|source| ScalableError::Coded { layer, source })?;
+            }
+            _ => {
+                return Err(ScalableError::Payload {
+                    what: "layer type is 0 (raw) or 1 (coded)",
+                    offset: at,
+                })
+            }
+        }
+        if !crate::filter::padding_is_clear(m, &words) {
+            return Err(bits_err(FilterError::PaddingBitsSet { m }));
+        }
+        Ok(words)
+    }
+
+    /// A whole layer of index i.
+    fn layer(&mut self, i: u64, seed: u64) -> Result<Layer, ScalableError> {
+        let m = self.varint("bad layer m")?;
+        let k = self.varint("bad layer k")?;
+        let n = self.varint("bad layer n")?;
+        let capacity = self.varint("bad layer capacity")?;
+        let k = u32::try_from(k).unwrap_or(0);
+        let params = FilterParams::new(m, k, layer_seed(seed, i));
+        params
+            .validate()
+            .map_err(|source| ScalableError::Bits { layer: i, source })?;
+        let words = self.bits(m, i)?;
+        Ok(Layer {
+            filter: BloomFilter::from_words_unchecked(params, n, words),
+            capacity,
+        })
+    }
+}
+
+/// What the header declares, which the layers must add up to.
+#[derive(Clone, Copy, Debug)]
+pub struct Declared {
+    /// m: the sum of the layers' m.
+    pub m: u64,
+    /// k: the largest layer k.
+    pub k: u32,
+    /// n: the sum of the layers' n.
+    pub n: u64,
+    /// The filter's seed.
+    pub seed: u64,
+}
+
+fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), ScalableError> {
+    if f.total_bits() != d.m || f.max_k() != d.k || f.len() != d.n {
+        return Err(ScalableError::Payload {
+            what: "the layers' m, k or n do not add up to the header's",
+            offset: at,
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a full payload (type 1). The header's m (the sum of the layers'
+/// m) was checked against the limits before this allocates anything.
+///
+/// # Errors
+/// Any malformed part.
+pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilter, ScalableError> {
+    let mut r = Reader {
+        data: payload,
+        at: 0,
+    };
+    let policy = ScalablePolicy {
+        initial_capacity: r.varint("bad initial capacity")?,
+        growth: r.varint("bad growth")?,
+        fpr: r.f64("bad fpr")?,
+        tightening: r.f64("bad tightening")?,
+        max_bits_per_key: r.f64("bad max bits per key")?,
+    };
+    policy.validate()?;
+    let count = r.varint("bad layer count")?;
+    if count == 0 || count > MAX_LAYERS {
+        return r.fail("a scalable filter has 1 to 64 layers");
+    }
+    let mut layers = Vec::new();
+    let mut bits = 0u64;
+    for i in 0..count {
+        let l = r.layer(i, d.seed)?;
+        // The layers may not hold more than the header declared (the
+        // limits were checked against it).
+        bits = bits.saturating_add(l.filter.m());
+        if bits > d.m {
+            return r.fail("the layers hold more bits than the header's m");
+        }
+        layers.push(l);
+    }
+    if r.at != payload.len() {
+        return r.fail("bytes after the last layer");
+    }
+    let f = ScalableBloomFilter::from_parts(policy, d.seed, layers)?;
+    check_totals(&f, d, r.at)?;
+    Ok(f)
+}
+
+/// Why a scalable delta does not apply.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScalableDeltaError {
+    /// The delta was made from another filter.
+    #[error("the delta's base digest {expected:016x} is not this filter's {actual:016x}")]
+    WrongBase {
+        /// The digest the delta names.
+        expected: u64,
+        /// This filter's digest.
+        actual: u64,
+    },
+    /// Applying it did not give the filter the delta names.
+    #[error("the result's digest {actual:016x} is not the delta's {expected:016x}")]
+    ResultMismatch {
+        /// The digest the delta names.
+        expected: u64,
+        /// What applying gave.
+        actual: u64,
+    },
+    /// The payload is malformed.
+    #[error(transparent)]
+    Payload(#[from] ScalableError),
+}
+
+/// Applies a delta payload to `base` (in place; unchanged on any error).
+///
+/// # Errors
+/// The wrong base, a malformed payload, or a result that does not match.
+pub fn apply_delta_payload(
+    base: &mut ScalableBloomFilter,
+    payload: &[u8],
+    d: &Declared,
+) -> Result<(), ScalableDeltaError> {
+    let mut r = Reader {
+        data: payload,
+        at: 0,
+    };
+    let digests = r.bytes(16, "a delta starts with two digests")?;
+    let (b, rd) = digests.split_at(8);
+    let want_base = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+    let want_result = u64::from_le_bytes(rd.try_into().unwrap_or([0; 8]));
+    let actual = base.digest();
+    if actual != want_base {
+        return Err(ScalableDeltaError::WrongBase {
+            expected: want_base,
+            actual,
+        });
+    }
+    let count = r.varint("bad layer count")?;
+    let old = base.layers.len() as u64;
+    if count < old || count > MAX_LAYERS {
+        return Err(r
+            .error("the result has at least the base's layers and at most 64")
+            .into());
+    }
+    // Decode everything first; the base changes only once it all parsed.
+    let mut changes = Vec::new();
+    let mut bits = 0u64;
+    for (i, l) in base.layers.iter().enumerate() {
+        let n = r.varint("bad layer n")?;
+        let xor = r.bits(l.filter.m(), i as u64)?;
+        bits = bits.saturating_add(l.filter.m());
+        changes.push((n, xor));
+    }
+    let mut added = Vec::new();
+    for i in old..count {
+        let l = r.layer(i, base.seed)?;
+        bits = bits.saturating_add(l.filter.m());
+        if bits > d.m {
+            return Err(r.error("the layers hold more bits than the header's m").into());
+        }
+        added.push(l);
+    }
+    if r.at != payload.len() {
+        return Err(r.error("bytes after the last layer").into());
+    }
+    let mut result = base.clone();
+    for (l, (n, xor)) in result.layers.iter_mut().zip(&changes) {
+        l.filter.xor_words(xor);
+        l.filter.set_len(*n);
+    }
+    result.layers.extend(added);
+    check_totals(&result, d, r.at)?;
+    let got = result.digest();
+    if got != want_result {
+        return Err(ScalableDeltaError::ResultMismatch {
+            expected: want_result,
+            actual: got,
+        });
+    }
+    *base = result;
+    Ok(())
+}
