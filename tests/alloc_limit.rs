@@ -209,5 +209,27 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         assert_eq!(ok, i < 2, "counting frame {i}");
         println!("counting frame {i}: peak {peak} bytes of {counting_allowance}");
     }
+
+    // The scalable kind: the header's m is the sum of the layers' m, so a
+    // frame holds at most max_m bits in its layers (docs/FORMAT.md 8.3).
+    use compressed_bloom::format::encode_scalable;
+    use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
+    let mut s = ScalableBloomFilter::new(ScalablePolicy::new(20_000, 0.01), 1).unwrap();
+    for i in 0..200_000u32 {
+        s.insert(&i.to_le_bytes());
+    }
+    let frame = encode_scalable(&s);
+    assert!(s.total_bits() <= max_m, "{} bits", s.total_bits());
+    let mut ok = false;
+    let peak = peak_of(|| ok = decode_any(&frame, &limits).is_ok());
+    assert!(ok);
+    assert!(
+        peak <= allowance,
+        "scalable: {peak} bytes, allowance {allowance}"
+    );
+    println!(
+        "scalable frame: {} layers, peak {peak} bytes of {allowance}",
+        s.layers().len()
+    );
     println!("largest apply peak {apply_worst} bytes, allowance {apply_allowance}");
 }

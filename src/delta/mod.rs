@@ -748,8 +748,8 @@ pub fn encode_delta_scalable(
 /// Applies a scalable filter's delta (type 2, kind 3) to `base`: checks
 /// the base's digest, XORs each old layer's change, adds the new layers,
 /// and checks the result's digest before replacing `base`; on any error
-/// `base` is unchanged. Memory: the result (a copy of the base grown by
-/// the new layers) while it is checked.
+/// `base` is unchanged. Memory while it is checked: the decoded changes
+/// and the result (each about the size of the base, plus the new layers).
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.

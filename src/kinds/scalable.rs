@@ -550,9 +550,13 @@ impl<'a> Reader<'a> {
         Ok(words)
     }
 
-    /// A whole layer of index i.
-    fn layer(&mut self, i: u64, seed: u64) -> Result<Layer, ScalableError> {
+    /// A whole layer of index i, of at most `room` bits (what is left of
+    /// the header's m): checked before anything is allocated.
+    fn layer(&mut self, i: u64, seed: u64, room: u64) -> Result<Layer, ScalableError> {
         let m = self.varint("bad layer m")?;
+        if m > room {
+            return self.fail("the layers hold more bits than the header's m");
+        }
         let k = self.varint("bad layer k")?;
         let n = self.varint("bad layer n")?;
         let capacity = self.varint("bad layer capacity")?;
@@ -617,13 +621,10 @@ pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilte
     let mut layers = Vec::new();
     let mut bits = 0u64;
     for i in 0..count {
-        let l = r.layer(i, d.seed)?;
         // The layers may not hold more than the header declared (the
         // limits were checked against it).
+        let l = r.layer(i, d.seed, d.m.saturating_sub(bits))?;
         bits = bits.saturating_add(l.filter.m());
-        if bits > d.m {
-            return r.fail("the layers hold more bits than the header's m");
-        }
         layers.push(l);
     }
     if r.at != payload.len() {
@@ -699,13 +700,13 @@ pub fn apply_delta_payload(
         bits = bits.saturating_add(l.filter.m());
         changes.push((n, xor));
     }
+    if bits > d.m {
+        return Err(r.error("the layers hold more bits than the header's m").into());
+    }
     let mut added = Vec::new();
     for i in old..count {
-        let l = r.layer(i, base.seed)?;
+        let l = r.layer(i, base.seed, d.m.saturating_sub(bits))?;
         bits = bits.saturating_add(l.filter.m());
-        if bits > d.m {
-            return Err(r.error("the layers hold more bits than the header's m").into());
-        }
         added.push(l);
     }
     if r.at != payload.len() {
