@@ -93,7 +93,7 @@ pub(crate) struct BuildArgs {
     #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
     kind: KindArg,
     /// Scalable kind: keys the first layer is planned for; each new layer
-    /// holds twice as many at half the rate (--fpr is the overall bound).
+    /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
     #[arg(long, default_value_t = 1000, value_parser = crate::parse_count)]
     initial_capacity: u64,
     /// Output frame (`-` for standard output).
