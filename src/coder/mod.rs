@@ -123,7 +123,8 @@ pub fn payload_bits_bound(m: u64, log2_binomial: f64) -> f64 {
     log2_binomial * 1.0004 + per_block + table
 }
 
-fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
+/// Each block's first word and bit count, in order.
+pub(crate) fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
     let blocks = block_count(m);
     (0..blocks).map(move |b| {
         // b < ⌈m / BLOCK_BITS⌉, so start < m (or 0 when m = 0).
@@ -157,6 +158,29 @@ pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
 /// [`encode`] with an explicit thread count (1 = on the calling thread).
 ///
 /// # Panics
+/// Encodes one block (its first word `w0`, `bits` bits) of `words` into
+/// `out`, with the caller's scratch buffers: for encoders that stream.
+pub(crate) fn encode_one_block(
+    words: &[u64],
+    w0: usize,
+    bits: u64,
+    out: &mut Vec<u8>,
+    scratch: &mut block::Scratch,
+) {
+    block::encode_block_with(words.get(w0..).unwrap_or_default(), bits, out, scratch);
+}
+
+/// Decodes one block stream into `words` (zeroed; `bits` bits), `base`
+/// being the stream's payload offset for error reports.
+pub(crate) fn decode_one_block(
+    stream: &[u8],
+    bits: u64,
+    words: &mut [u64],
+    base: usize,
+) -> Result<u64, CoderError> {
+    block::decode_block(stream, bits, words, base)
+}
+
 /// As [`encode`].
 pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize) {
     assert!(

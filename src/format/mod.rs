@@ -12,6 +12,7 @@
 pub mod any;
 pub mod error;
 pub mod header;
+pub mod stream;
 /// The receiver's limits (they live in [`crate::wire`]; re-exported here
 /// where frame decoders look for them).
 pub use crate::wire::limits;

@@ -1,0 +1,310 @@
+//! Frames through `std::io`, for filters too large to hold twice: the
+//! encoder writes a frame without building it in memory, and the decoder
+//! reads one into the output filter without holding the frame.
+//!
+//! **Working memory** beyond the filter (the encoder's input, the
+//! decoder's output) is at most [`STREAM_READ_MEMORY`] for the decoder and
+//! [`STREAM_WRITE_MEMORY`] for the encoder, plus 8 bytes per 2^23-bit coder
+//! block (the block table): one block's coded stream, the coder's tables
+//! (the encoder's per-block scratch is the larger), the header and an I/O
+//! buffer. `tests/alloc_stream.rs` checks both with a counting allocator.
+//!
+//! The encoder makes two passes over the filter when it codes it: the
+//! first measures each block's coded length (the header declares the
+//! payload length before the payload), the second writes. It falls back to
+//! the raw type, as [`encode`](super::encode) does, when coding would not
+//! shrink the payload.
+//!
+//! The decoder checks the header and the limits before it allocates the
+//! filter, decodes block by block as the bytes arrive, and verifies the
+//! CRC-32C at the end, *after* decoding (the frame is never held whole):
+//! a corrupt frame costs at most the decoding work the limits allow, and
+//! nothing is returned unless the checksum matches. It reads exactly the
+//! frame's bytes, so frames can follow one another on a stream.
+
+use super::header::{self, FilterKind, FilterType, HeaderFields};
+use super::{DecodeError, DecodeLimits};
+use crate::coder::{self, BLOCK_BITS};
+use crate::filter::{padding_is_clear, zeroed_words, BloomFilter};
+use crate::wire::varint;
+use std::io::{self, Read, Write};
+use thiserror::Error;
+
+/// Bytes of working memory [`read_frame`] uses beyond the filter and 8
+/// bytes per coder block: a block's coded stream (at most a raw block,
+/// 1 MiB, plus 64 KiB), the coder's 32 KiB table, a 64 KiB I/O buffer and
+/// the header: 2.5 MiB with room to spare.
+pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024;
+
+/// Bytes of working memory [`write_frame`] uses beyond the filter and 8
+/// bytes per coder block: the block coder's scratch for one 2^23-bit block
+/// (its operation list, about 9 MB at the densest), one coded block and a
+/// 64 KiB buffer: 16 MiB with room to spare.
+pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
+
+/// Largest coded block stream the decoder buffers (a raw block plus 64
+/// KiB: an encoder falls back to raw long before a block codes that big).
+const MAX_BLOCK_STREAM: u64 = BLOCK_BITS / 8 + 64 * 1024;
+
+/// I/O chunk for raw payloads.
+const CHUNK: usize = 64 * 1024;
+
+/// Why a streamed frame could not be read.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// The frame is invalid (as [`super::decode`] would say).
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The reader failed (or ended inside the frame: `UnexpectedEof`).
+    #[error("reading the frame: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// A writer that keeps the CRC-32C of what passes through.
+struct CrcWriter<W> {
+    inner: W,
+    crc: u32,
+    written: u64,
+}
+
+impl<W: Write> CrcWriter<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.crc = crc32c::crc32c_append(self.crc, bytes);
+        self.written = self.written.saturating_add(bytes.len() as u64);
+        self.inner.write_all(bytes)
+    }
+}
+
+/// Writes `filter` as one frame (a standard filter: coded if that is
+/// smaller, raw otherwise; the same bytes as [`super::encode`]). Returns
+/// the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
+    let p = *filter.params();
+    let words = filter.as_words();
+    // Pass 1: each block's coded length, one block in memory at a time.
+    let mut scratch = Default::default();
+    let mut stream = Vec::new();
+    let mut lens = Vec::new();
+    for (w0, bits) in coder::block_spans(p.m) {
+        stream.clear();
+        coder::encode_one_block(words, w0, bits, &mut stream, &mut scratch);
+        lens.push(stream.len() as u64);
+    }
+    let (table, last) = lens.split_at(lens.len().saturating_sub(1));
+    let mut table_bytes = Vec::with_capacity(table.len().saturating_mul(4));
+    for &l in table {
+        varint::put(&mut table_bytes, l);
+    }
+    let coded_len = lens
+        .iter()
+        .fold(table_bytes.len() as u64, |a, &l| a.saturating_add(l));
+    let raw = coded_len >= p.byte_len();
+    let _ = last;
+    let ty = if raw { FilterType::Raw } else { FilterType::Coded };
+    let payload_len = if raw { p.byte_len() } else { coded_len };
+    let mut head = Vec::with_capacity(64);
+    header::write(&mut head, &HeaderFields::plain(ty), &p, filter.len(), payload_len);
+    let mut out = CrcWriter {
+        inner: w,
+        crc: 0,
+        written: 0,
+    };
+    out.put(&head)?;
+    if raw {
+        // The packed array, little-endian words, cut to ⌈m/8⌉ bytes.
+        let mut left = p.byte_len();
+        let mut buf = Vec::with_capacity(CHUNK);
+        for chunk in words.chunks(CHUNK / 8) {
+            buf.clear();
+            for w in chunk {
+                buf.extend_from_slice(&w.to_le_bytes());
+            }
+            let take = (buf.len() as u64).min(left) as usize;
+            out.put(buf.get(..take).unwrap_or_default())?;
+            left = left.saturating_sub(take as u64);
+        }
+    } else {
+        // Pass 2: the block table, then each block again.
+        out.put(&table_bytes)?;
+        for (w0, bits) in coder::block_spans(p.m) {
+            stream.clear();
+            coder::encode_one_block(words, w0, bits, &mut stream, &mut scratch);
+            out.put(&stream)?;
+        }
+    }
+    let crc = out.crc;
+    out.inner.write_all(&crc.to_le_bytes())?;
+    Ok(out.written.saturating_add(4))
+}
+
+/// A reader that keeps the CRC-32C of what it read.
+struct CrcReader<R> {
+    inner: R,
+    crc: u32,
+    read: u64,
+}
+
+impl<R: Read> CrcReader<R> {
+    fn take(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.inner.read_exact(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, buf);
+        self.read = self.read.saturating_add(buf.len() as u64);
+        Ok(())
+    }
+
+    fn varint(&mut self, field: &'static str) -> Result<u64, StreamError> {
+        let mut bytes = [0u8; 10];
+        for i in 0..bytes.len() {
+            let mut b = [0u8; 1];
+            self.take(&mut b)?;
+            if let Some(slot) = bytes.get_mut(i) {
+                *slot = b[0];
+            }
+            if b[0] & 0x80 == 0 {
+                let (v, _) = varint::get(bytes.get(..=i).unwrap_or_default()).map_err(|reason| {
+                    DecodeError::BadVarint {
+                        offset: self.read as usize,
+                        field,
+                        reason,
+                    }
+                })?;
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::BadVarint {
+            offset: self.read as usize,
+            field,
+            reason: "longer than 10 bytes",
+        }
+        .into())
+    }
+}
+
+/// Reads one frame of a standard filter (types 0 and 1) from `r`, which
+/// is left just after it.
+///
+/// # Errors
+/// [`StreamError::Decode`] for an invalid frame (including a kind or type
+/// this reader does not stream), [`StreamError::Io`] for the reader's
+/// errors and for input that ends inside the frame.
+pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, StreamError> {
+    let mut src = CrcReader {
+        inner: r,
+        crc: 0,
+        read: 0,
+    };
+    // The header, a byte at a time (it is short), until it parses.
+    let mut head = Vec::with_capacity(64);
+    let h = loop {
+        let mut b = [0u8; 1];
+        src.take(&mut b)?;
+        head.push(b[0]);
+        match header::parse(&head, limits) {
+            Ok(h) => break h,
+            Err(DecodeError::Truncated { .. }) if head.len() < header::MAX_HEADER_LEN => {}
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if h.kind != FilterKind::Standard || h.squid_cblock.is_some() {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: FilterKind::Standard,
+        }
+        .into());
+    }
+    let m = h.params.m;
+    // Limits were checked by parse(): now the output may be allocated.
+    let mut words = zeroed_words(h.params.word_len()).map_err(DecodeError::from)?;
+    match h.filter_type {
+        FilterType::Raw => {
+            let mut left = h.payload_len;
+            let mut buf = vec![0u8; CHUNK];
+            let mut at = 0usize;
+            while left > 0 {
+                let take = left.min(CHUNK as u64) as usize;
+                let chunk = buf.get_mut(..take).unwrap_or_default();
+                src.take(chunk)?;
+                for (i, &b) in chunk.iter().enumerate() {
+                    let byte = at.saturating_add(i);
+                    // byte % 8 < 8: the shift is below 64.
+                    let shift = ((byte % 8) as u32).saturating_mul(8);
+                    if let Some(w) = words.get_mut(byte / 8) {
+                        *w |= u64::from(b) << shift;
+                    }
+                }
+                at = at.saturating_add(take);
+                left = left.saturating_sub(take as u64);
+            }
+        }
+        FilterType::Coded => {
+            let blocks = coder::block_count(m);
+            let mut lens = Vec::with_capacity(blocks.min(1 << 16) as usize);
+            let mut table = 0u64;
+            for _ in 1..blocks {
+                let before = src.read;
+                lens.push(src.varint("block length")?);
+                table = table.saturating_add(src.read.saturating_sub(before));
+            }
+            let listed = lens.iter().fold(table, |a, &l| a.saturating_add(l));
+            let last = h.payload_len.checked_sub(listed).ok_or(DecodeError::Payload {
+                offset: h.header_len,
+                source: coder::CoderError::BlockTable {
+                    offset: 0,
+                    reason: "block lengths exceed the payload",
+                },
+            })?;
+            lens.push(last);
+            let mut stream = Vec::new();
+            let mut offset = table as usize;
+            for ((w0, bits), len) in coder::block_spans(m).zip(lens) {
+                if len > MAX_BLOCK_STREAM {
+                    return Err(DecodeError::Payload {
+                        offset: h.header_len.saturating_add(offset),
+                        source: coder::CoderError::BlockTable {
+                            offset,
+                            reason: "a block stream is longer than any coded block",
+                        },
+                    }
+                    .into());
+                }
+                stream.resize(len as usize, 0);
+                src.take(&mut stream)?;
+                let end = w0.saturating_add(bits.div_ceil(64) as usize);
+                let block = words.get_mut(w0..end).unwrap_or_default();
+                coder::decode_one_block(&stream, bits, block, offset).map_err(|source| {
+                    DecodeError::Payload {
+                        offset: h.header_len,
+                        source,
+                    }
+                })?;
+                offset = offset.saturating_add(len as usize);
+            }
+        }
+        found => {
+            return Err(DecodeError::WrongFrameType {
+                found,
+                expected: "a full (raw or coded)",
+            }
+            .into())
+        }
+    }
+    let computed = src.crc;
+    let mut crc = [0u8; 4];
+    src.inner.read_exact(&mut crc)?;
+    let stored = u32::from_le_bytes(crc);
+    if stored != computed {
+        return Err(DecodeError::ChecksumMismatch {
+            expected: stored,
+            actual: computed,
+        }
+        .into());
+    }
+    if !padding_is_clear(m, &words) {
+        return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
+    }
+    Ok(BloomFilter::from_words_unchecked(h.params, h.n, words))
+}
