@@ -44,13 +44,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             let r = BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
             let f = read_frame(r, &limits)?;
-            println!("read_frame: m = {}, {} ones in {:.2} s", f.m(), f.count_ones(), t.elapsed().as_secs_f64());
+            println!(
+                "read_frame: m = {}, {} ones in {:.2} s",
+                f.m(),
+                f.count_ones(),
+                t.elapsed().as_secs_f64()
+            );
         }
         Some("slurp") => {
             let t = Instant::now();
             let bytes = std::fs::read(path)?;
             let f = decode_with_limits(&bytes, &limits)?;
-            println!("read + decode: m = {}, {} ones in {:.2} s", f.m(), f.count_ones(), t.elapsed().as_secs_f64());
+            println!(
+                "read + decode: m = {}, {} ones in {:.2} s",
+                f.m(),
+                f.count_ones(),
+                t.elapsed().as_secs_f64()
+            );
         }
         _ => return Err("mode: write, read or slurp".into()),
     }

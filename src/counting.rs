@@ -9,6 +9,8 @@
 //! during insertion by 1.37e-15·m when k <= ln2·m/n.
 
 use crate::filter::{BloomFilter, FilterError, FilterParams};
+#[allow(unused_imports)]
+use crate::prelude::*;
 
 /// The saturating maximum of a counter.
 pub const MAX_COUNT: u8 = 15;

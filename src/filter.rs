@@ -8,6 +8,8 @@
 //! operation keeps that invariant, and the decoder checks it.
 
 use crate::hash::{HashScheme, KeyHash};
+#[allow(unused_imports)]
+use crate::prelude::*;
 use thiserror::Error;
 
 pub use crate::wire::limits::{MAX_K, MAX_M};
@@ -28,8 +30,8 @@ pub struct FilterParams {
 
 /// `m = 16964 bits, k = 2, seed = 0, hash scheme 1`: what a person
 /// compares when two filters do not match.
-impl std::fmt::Display for FilterParams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for FilterParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
             "m = {} bits, k = {}, seed = {}, hash scheme {} ({})",
@@ -396,6 +398,7 @@ impl BloomFilter {
     /// The Swamidass–Baldi estimate of the number of distinct keys:
     /// n* = −(m/k)·ln(1 − X/m), with X the number of ones. Infinite when every
     /// bit is set (the filter no longer carries information about n).
+    #[cfg(feature = "std")]
     pub fn estimated_len(&self) -> f64 {
         let m = self.params.m as f64;
         let x = self.count_ones() as f64;
@@ -406,6 +409,7 @@ impl BloomFilter {
     }
 
     /// The false-positive rate implied by the current fill: (X/m)^k.
+    #[cfg(feature = "std")]
     pub fn expected_fpr(&self) -> f64 {
         self.fill_ratio().powi(self.params.k as i32)
     }

@@ -32,6 +32,11 @@
 //! ```
 //!
 //! ## Feature flags
+//! * `std` (default): threads for the coder, `std::io` streaming
+//!   (`format::stream`), the planner (`plan`), the publisher and
+//!   subscriber (`sync`), and hardware CRC-32C. Without it the core
+//!   (filters, hashing, the coder, frames of every kind, deltas, Squid
+//!   digests) builds as `#![no_std]` with `alloc`.
 //! * `cli` (default): builds the `cbloom` binary (clap, indicatif,
 //!   serde_json, plotters). Library users can set `default-features = false`.
 //! * `serde`: `Serialize`/`Deserialize` for every filter type, as wire
@@ -40,6 +45,7 @@
 //!   frames a byte stream, enforcing the limits from each header before
 //!   buffering the payload.
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 #![forbid(unsafe_code)]
@@ -65,14 +71,31 @@ macro_rules! decoding_modules {
     )*};
 }
 
+extern crate alloc;
+
+/// `Vec`, `String`, `format!` and friends from `alloc`, for the modules that
+/// also build without `std` (with `std` these are the same items).
+#[allow(unused_imports)]
+mod prelude {
+    pub(crate) use alloc::borrow::ToOwned;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::format;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec;
+    pub(crate) use alloc::vec::Vec;
+}
+
 decoding_modules!(coder, delta, format, kinds, squid, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;
+#[cfg(feature = "std")]
 pub mod math;
+#[cfg(feature = "std")]
 pub mod plan;
 #[cfg(feature = "serde")]
 mod serde_impl;
+#[cfg(feature = "std")]
 pub mod sync;
 #[cfg(feature = "tokio")]
 pub mod tokio_codec;
@@ -85,6 +108,7 @@ pub use format::{
     DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
+#[cfg(feature = "std")]
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 
 /// The README's examples, compiled and run as doctests.

@@ -15,6 +15,8 @@ use crate::filter::BloomFilter;
 use crate::format::{self, AnyFilter, DecodeLimits};
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::sparse::SparseFilter;
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::squid::SquidDigest;
 use core::fmt;
 use core::marker::PhantomData;

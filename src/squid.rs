@@ -26,6 +26,8 @@
 //! (docs/FORMAT.md section 6), so exporting an imported digest gives back
 //! the same bytes.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::limits::DecodeLimits;
 use thiserror::Error;
@@ -197,8 +199,8 @@ pub enum SquidError {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CBlock([u8; CBLOCK_LEN]);
 
-impl std::fmt::Debug for CBlock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for CBlock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CBlock")
             .field("version", &(self.version_current(), self.version_required()))
             .field("capacity", &self.capacity())

@@ -10,6 +10,8 @@
 //! log2 C(m, x); the tests check that bound on every configuration of the
 //! benchmark set.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 pub(crate) mod block;
@@ -139,10 +141,13 @@ fn threads_for(blocks: u64) -> usize {
     if blocks < 2 {
         return 1;
     }
-    std::thread::available_parallelism()
+    #[cfg(feature = "std")]
+    return std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(blocks as usize)
+        .min(blocks as usize);
+    #[cfg(not(feature = "std"))]
+    1
 }
 
 /// Encodes the first `m` bits of `words` and appends the payload to `out`.
@@ -158,6 +163,7 @@ pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
 /// [`encode`] with an explicit thread count (1 = on the calling thread).
 ///
 /// # Panics
+#[cfg(feature = "std")]
 /// Encodes one block (its first word `w0`, `bits` bits) of `words` into
 /// `out`, with the caller's scratch buffers: for encoders that stream.
 pub(crate) fn encode_one_block(
@@ -172,6 +178,7 @@ pub(crate) fn encode_one_block(
 
 /// Decodes one block stream into `words` (zeroed; `bits` bits), `base`
 /// being the stream's payload offset for error reports.
+#[cfg(feature = "std")]
 pub(crate) fn decode_one_block(
     stream: &[u8],
     bits: u64,
@@ -203,6 +210,12 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
             })
             .collect::<Vec<_>>()
     };
+    #[cfg(not(feature = "std"))]
+    let streams: Vec<Vec<u8>> = {
+        let _ = threads;
+        encode_run(&spans)
+    };
+    #[cfg(feature = "std")]
     let streams: Vec<Vec<u8>> = if threads <= 1 || spans.len() < 2 {
         encode_run(&spans)
     } else {
@@ -361,11 +374,23 @@ fn decode_work(
     }
     let run =
         |job: &mut (&[u8], u64, &mut [u64], usize)| block::decode_block(job.0, job.1, job.2, job.3);
-    if threads <= 1 || jobs.len() < 2 {
-        return jobs
-            .iter_mut()
-            .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)));
+    #[cfg(feature = "std")]
+    if threads > 1 && jobs.len() >= 2 {
+        return decode_jobs_threaded(jobs, threads, run);
     }
+    let _ = threads;
+    jobs.iter_mut()
+        .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
+}
+
+/// The threaded half of [`decode_work`]: runs of consecutive blocks, one
+/// per thread, reporting the first failing block in payload order.
+#[cfg(feature = "std")]
+fn decode_jobs_threaded(
+    mut jobs: Vec<(&[u8], u64, &mut [u64], usize)>,
+    threads: usize,
+    run: impl Fn(&mut (&[u8], u64, &mut [u64], usize)) -> Result<u64, CoderError> + Send + Sync + Copy,
+) -> Result<u64, CoderError> {
     let chunk = jobs.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs

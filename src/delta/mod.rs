@@ -14,6 +14,8 @@
 //! * **Plain delta** (type 2, version 1; [`encode_delta_plain`]): the XOR coded
 //!   alone, as in the paper, for receivers that only read version 1.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 mod split;
@@ -25,6 +27,7 @@ use crate::format::FilterKind;
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
+#[cfg(feature = "std")]
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
 use crate::kinds::scalable::{self, ScalableBloomFilter};
@@ -432,6 +435,7 @@ pub struct DeltaPart {
 
 impl DeltaPart {
     /// Entropy bound log2 C(bits, ones) of the array, in bits.
+    #[cfg(feature = "std")]
     pub fn entropy_bits(&self) -> f64 {
         log2_binomial(self.bits, self.ones)
     }
@@ -454,6 +458,7 @@ impl DeltaSummary {
     }
 
     /// Entropy bound of the coded arrays: Σ log2 C(bits, ones), in bits.
+    #[cfg(feature = "std")]
     pub fn entropy_bits(&self) -> f64 {
         self.parts.iter().map(DeltaPart::entropy_bits).sum()
     }

@@ -1,5 +1,7 @@
 //! Errors of the frame layer.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::coder::CoderError;
 use crate::filter::{FilterError, FilterParams};
 use crate::format::{FilterKind, FilterType};

@@ -7,11 +7,14 @@
 //! the caller's [`DecodeLimits`], the declared lengths against the bytes
 //! present, and the checksum, and only then allocates and decodes.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 pub mod any;
 pub mod error;
 pub mod header;
+#[cfg(feature = "std")]
 pub mod stream;
 /// The receiver's limits (they live in [`crate::wire`]; re-exported here
 /// where frame decoders look for them).
@@ -142,7 +145,7 @@ pub(crate) fn frame_bytes(
     let mut out = Vec::with_capacity(payload.len().saturating_add(overhead));
     header::write(&mut out, fields, p, n, payload.len() as u64);
     out.extend_from_slice(payload);
-    let crc = crc32c::crc32c(&out);
+    let crc = crate::wire::crc::crc32c(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }
@@ -265,9 +268,15 @@ pub fn decode_from_buf<B: Buf>(
 
 /// Copies the first bytes of `buf` into `dst` without consuming them;
 /// returns how many were visible.
+/// Without `std` only the first chunk is visible (a frame whose header is
+/// split across chunks reads as truncated).
 fn peek<B: Buf>(buf: &B, dst: &mut [u8]) -> usize {
+    #[cfg(feature = "std")]
     let mut io = [std::io::IoSlice::new(&[]); 64];
+    #[cfg(feature = "std")]
     let n = buf.chunks_vectored(&mut io);
+    #[cfg(not(feature = "std"))]
+    let (io, n) = ([buf.chunk()], 1);
     let mut filled = 0;
     for s in io.iter().take(n) {
         let rest = dst.get_mut(filled..).unwrap_or_default();
@@ -313,7 +322,7 @@ pub(crate) fn checked_frame<'a>(
         .and_then(|frame| frame.split_at_checked(body_end))
         .ok_or(truncated.clone())?;
     let stored = u32::from_le_bytes(crc.try_into().map_err(|_| truncated.clone())?);
-    let actual = crc32c::crc32c(body);
+    let actual = crate::wire::crc::crc32c(body);
     if stored != actual {
         return Err(DecodeError::ChecksumMismatch {
             expected: stored,

@@ -12,6 +12,8 @@
 //! m times the entropy of the counter distribution
 //! (`examples/counting_bits.rs` measures it).
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::coder::{self, range};
 use crate::counting::{CountingBloomFilter, MAX_COUNT};
 use crate::filter::{zeroed_words, BloomFilter, FilterParams};

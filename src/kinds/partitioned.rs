@@ -9,6 +9,8 @@
 //! at the same m, n, k: (1 − (1 − 1/s)^n)^k against (1 − (1 − 1/m)^(kn))^k.
 //! On the wire it is the standard bit array (raw or coded) under kind 2.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::hash::KeyHash;
 
@@ -110,6 +112,7 @@ impl PartitionedBloomFilter {
     }
 
     /// The false-positive rate of n random keys: (1 − (1 − 1/s)^n)^k.
+    #[cfg(feature = "std")]
     pub fn formula_fpr(params: &FilterParams, n: u64) -> f64 {
         let s = params.m.checked_div(u64::from(params.k)).unwrap_or(params.m) as f64;
         let fill = 1.0 - (n as f64 * (-1.0 / s).ln_1p()).exp();

@@ -14,6 +14,8 @@
 //! `max_bits_per_key` bits per key; one frame carries every layer, each
 //! coded or raw; a delta works layer by layer.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::coder;
 use crate::filter::{zeroed_words, BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
@@ -84,6 +86,7 @@ impl ScalablePolicy {
     }
 
     /// Layer i's false-positive target.
+    #[cfg(feature = "std")]
     pub fn layer_fpr(&self, i: u32) -> f64 {
         self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32)
     }
@@ -175,6 +178,7 @@ impl ScalableBloomFilter {
     /// assert!(f.formula_fpr() < 0.01);
     /// # Ok::<(), compressed_bloom::kinds::scalable::ScalableError>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn new(policy: ScalablePolicy, seed: u64) -> Result<Self, ScalableError> {
         policy.validate()?;
         let mut f = ScalableBloomFilter {
@@ -218,6 +222,7 @@ impl ScalableBloomFilter {
         })
     }
 
+    #[cfg(feature = "std")]
     fn open_layer(&mut self) -> Result<(), ScalableError> {
         let i = self.layers.len() as u64;
         let err = |reason: String| ScalableError::Layer { layer: i, reason };
@@ -245,6 +250,7 @@ impl ScalableBloomFilter {
     /// # Errors
     /// A new layer was needed and could not be planned (64 layers, or no
     /// memory); the key is then not inserted.
+    #[cfg(feature = "std")]
     pub fn try_insert(&mut self, key: &[u8]) -> Result<(), ScalableError> {
         if self.contains(key) {
             return Ok(());
@@ -264,6 +270,7 @@ impl ScalableBloomFilter {
 
     /// [`try_insert`](Self::try_insert), ignoring the (rare) failure to
     /// open a 65th layer: the key then goes into the full newest layer.
+    #[cfg(feature = "std")]
     pub fn insert(&mut self, key: &[u8]) {
         if self.try_insert(key).is_err() {
             if let Some(l) = self.layers.last_mut() {
@@ -325,6 +332,7 @@ impl ScalableBloomFilter {
 
     /// The false-positive rate from the layers' fills:
     /// 1 − Π (1 − fill_i^k_i).
+    #[cfg(feature = "std")]
     pub fn formula_fpr(&self) -> f64 {
         1.0 - self
             .layers

@@ -10,6 +10,8 @@
 //! bits are exactly those of the standard filter with the same m, k, seed
 //! and keys, so the two convert into each other and answer alike.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::filter::{FilterError, FilterParams};
 use crate::hash::KeyHash;
 use crate::wire::varint;
@@ -559,7 +561,7 @@ pub fn symmetric_difference<'a>(
 ) -> impl Iterator<Item = u64> + 'a {
     let mut a = a.peekable();
     let mut b = b.peekable();
-    std::iter::from_fn(move || loop {
+    core::iter::from_fn(move || loop {
         match (a.peek().copied(), b.peek().copied()) {
             (Some(x), Some(y)) if x == y => {
                 a.next();

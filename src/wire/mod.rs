@@ -5,5 +5,6 @@
 
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
+pub mod crc;
 pub mod limits;
 pub mod varint;
