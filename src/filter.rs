@@ -414,6 +414,22 @@ impl BloomFilter {
         self.fill_ratio().powi(self.params.k as i32)
     }
 
+    /// The positions of the one bits, in increasing order.
+    pub fn ones(&self) -> impl Iterator<Item = u64> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let base = (wi as u64).saturating_mul(64);
+            let mut bits = w;
+            core::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let p = base.saturating_add(u64::from(bits.trailing_zeros()));
+                bits &= bits.wrapping_sub(1);
+                Some(p)
+            })
+        })
+    }
+
     /// The packed words (little-endian bit order; see the module docs).
     pub fn as_words(&self) -> &[u64] {
         &self.words

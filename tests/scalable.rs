@@ -102,7 +102,7 @@ fn deltas_work_layer_by_layer() {
     for at in [h.header_len + 20, h.header_len + 40, frame.len() - 10] {
         let mut bad = frame.clone();
         bad[at] ^= 0x04;
-        fix_crc(&mut bad);
+        common::fix_crc(&mut bad);
         let mut base = old.clone();
         assert!(apply_scalable(&mut base, &bad, &lim).is_err(), "byte {at}");
         assert_eq!(base, old);
@@ -125,14 +125,7 @@ fn hostile_scalable_frames_are_refused() {
         (3, 1, FilterKind::Scalable.id())
     );
     let lim = DecodeLimits::default();
-    for len in 0..frame.len() {
-        assert!(decode_any(&frame[..len], &lim).is_err());
-    }
-    for bit in 0..frame.len() * 8 {
-        let mut bad = frame.clone();
-        bad[bit / 8] ^= 1 << (bit % 8);
-        assert!(decode_any(&bad, &lim).is_err(), "bit {bit}");
-    }
+    common::assert_corruptions_refused(&frame, &lim, "scalable");
     // Behind a valid CRC, any single byte changed in the payload is either
     // refused or decodes to a filter that re-encodes to itself; never a
     // panic.
@@ -140,7 +133,7 @@ fn hostile_scalable_frames_are_refused() {
     for at in h.header_len..frame.len() - 4 {
         let mut bad = frame.clone();
         bad[at] = bad[at].wrapping_add(0x41);
-        fix_crc(&mut bad);
+        common::fix_crc(&mut bad);
         if let Ok(g) = decode_any(&bad, &lim) {
             assert_eq!(decode_any(&encode_any(&g), &lim).unwrap(), g);
         }
@@ -154,12 +147,6 @@ fn hostile_scalable_frames_are_refused() {
         decode_any(&frame, &tight),
         Err(DecodeError::LimitExceeded { .. })
     ));
-}
-
-fn fix_crc(frame: &mut [u8]) {
-    let n = frame.len() - 4;
-    let crc = crc32c::crc32c(&frame[..n]);
-    frame[n..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// The planner's sum of layers matches what is built: total m, largest k,

@@ -5,6 +5,8 @@
 //! per entry, and `squid_queries.expected` holds that tool's answer (1 or 0)
 //! for each URL of `squid_queries.txt`.
 
+mod common;
+
 use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::squid::{self, method, CBlock, SquidDigest, SquidError};
 use compressed_bloom::{
@@ -226,7 +228,7 @@ fn frames_with_inconsistent_squid_headers_are_refused() {
     );
     let mut bad = frame.clone();
     bad[cb_at + 21] = 3; // hash_func_count
-    fix_crc(&mut bad);
+    common::fix_crc(&mut bad);
     assert!(matches!(
         decode_any(&bad, &limits),
         Err(DecodeError::Squid {
@@ -239,7 +241,7 @@ fn frames_with_inconsistent_squid_headers_are_refused() {
     let mut bad = frame.clone();
     bad[cb_at + 4..cb_at + 8].copy_from_slice(&600i32.to_be_bytes());
     bad[cb_at + 16..cb_at + 20].copy_from_slice(&375i32.to_be_bytes());
-    fix_crc(&mut bad);
+    common::fix_crc(&mut bad);
     assert!(matches!(
         decode_any(&bad, &limits),
         Err(DecodeError::Squid {
@@ -254,7 +256,7 @@ fn frames_with_inconsistent_squid_headers_are_refused() {
     let mut v1 = encode(&plain);
     assert_eq!(v1[2], 1);
     v1[4] = HashScheme::SquidMd5.id();
-    fix_crc(&mut v1);
+    common::fix_crc(&mut v1);
     assert_eq!(
         decode_any(&v1, &limits),
         Err(DecodeError::UnknownHashScheme { id: 2 })
@@ -316,12 +318,6 @@ fn new_digests_are_sized_as_squid_sizes_them() {
     assert_eq!(CBlock::new(1000, 5).unwrap(), *d.cblock());
 }
 
-fn fix_crc(frame: &mut [u8]) {
-    let n = frame.len() - 4;
-    let crc = crc32c::crc32c(&frame[..n]);
-    frame[n..].copy_from_slice(&crc.to_le_bytes());
-}
-
 /// The golden frame (docs/FORMAT.md section 7): `tools/ref_kinds.py`, a
 /// decoder written from the document alone, turned it back into the
 /// reference digest (`tools/make_golden_squid.sh`).
@@ -332,17 +328,7 @@ fn golden_frame_decodes_to_the_reference_digest_and_is_reproduced() {
     assert_eq!(d.to_squid_bytes(), vector("squid_500x5.digest"));
     assert_eq!(format::encode_squid(&digest()), frame);
     // Every truncation and every single-bit flip is refused.
-    for len in 0..frame.len() {
-        assert!(decode_any(&frame[..len], &DecodeLimits::default()).is_err());
-    }
-    for bit in 0..frame.len() * 8 {
-        let mut bad = frame.clone();
-        bad[bit / 8] ^= 1 << (bit % 8);
-        assert!(
-            decode_any(&bad, &DecodeLimits::default()).is_err(),
-            "bit {bit}"
-        );
-    }
+    common::assert_corruptions_refused(&frame, &DecodeLimits::default(), "squid golden");
 }
 
 /// FORMAT.md section 1.1's test vector, computed with Python's hashlib:

@@ -671,30 +671,6 @@ fn kind_rules(
                 reason: "a partitioned filter's m is a multiple of k",
             });
         }
-        FilterKind::Scalable if !matches!(filter_type, FilterType::Coded | FilterType::Delta) => {
-            return Err(DecodeError::InvalidField {
-                offset: 3,
-                field: "filter type",
-                reason: "the scalable kind has types 1 (layers) and 2 (delta by layer) only",
-            });
-        }
-        // Each layer chooses raw or coded inside the payload, so the
-        // payload may be longer than ⌈m/8⌉ (the layers' own headers).
-        FilterKind::Scalable => {
-            let least = if filter_type == FilterType::Delta {
-                DELTA_MIN_PAYLOAD.saturating_add(1)
-            } else {
-                1
-            };
-            if payload_len < least {
-                return Err(DecodeError::InvalidField {
-                    offset: len_at,
-                    field: "payload_len",
-                    reason: "a scalable payload holds its policy and layers (after the digests)",
-                });
-            }
-            return Ok(());
-        }
         FilterKind::Counting if filter_type.is_delta() => {
             return Err(DecodeError::InvalidField {
                 offset: 3,
@@ -702,19 +678,30 @@ fn kind_rules(
                 reason: "the counting kind has types 0 (raw) and 1 (coded) only",
             });
         }
-        FilterKind::Sparse
-            if !matches!(filter_type, FilterType::Coded | FilterType::Delta) =>
-        {
-            return Err(DecodeError::InvalidField {
-                offset: 3,
-                field: "filter type",
-                reason: "the sparse kind has types 1 (positions) and 2 (changed positions) only",
-            });
-        }
-        // Positions have no raw form to fall back to, so a sparse payload may
-        // be longer than ⌈m/8⌉ (a dense set): its decoder is linear in the
-        // payload and holds at most 64 bytes per payload byte.
-        FilterKind::Sparse => {
+        // Kinds without a raw form (positions; layers that are each raw or
+        // coded inside): types 1 and 2 only, and the payload may be longer
+        // than ⌈m/8⌉. A sparse decoder is linear in the payload and holds
+        // at most 64 bytes per payload byte; a scalable one holds the
+        // header's m bits.
+        FilterKind::Scalable | FilterKind::Sparse => {
+            let (types, least_reason) = if kind == FilterKind::Sparse {
+                (
+                    "the sparse kind has types 1 (positions) and 2 (changed positions) only",
+                    "a sparse payload holds at least its position count (after the digests)",
+                )
+            } else {
+                (
+                    "the scalable kind has types 1 (layers) and 2 (delta by layer) only",
+                    "a scalable payload holds its policy and layers (after the digests)",
+                )
+            };
+            if !matches!(filter_type, FilterType::Coded | FilterType::Delta) {
+                return Err(DecodeError::InvalidField {
+                    offset: 3,
+                    field: "filter type",
+                    reason: types,
+                });
+            }
             let least = if filter_type == FilterType::Delta {
                 DELTA_MIN_PAYLOAD.saturating_add(1)
             } else {
@@ -724,7 +711,7 @@ fn kind_rules(
                 return Err(DecodeError::InvalidField {
                     offset: len_at,
                     field: "payload_len",
-                    reason: "a sparse payload holds at least its position count (after the digests)",
+                    reason: least_reason,
                 });
             }
             return Ok(());

@@ -84,20 +84,13 @@ pub fn coded_payload(f: &CountingBloomFilter) -> Vec<u8> {
     out.extend_from_slice(&bitmap);
     let mut enc = range::Encoder::new(&mut out);
     let mut models = [range::BitModel::default(); DECISIONS];
-    for (wi, &w) in bits.as_words().iter().enumerate() {
-        let mut set = w;
-        while set != 0 {
-            let i = (wi as u64)
-                .saturating_mul(64)
-                .saturating_add(u64::from(set.trailing_zeros()));
-            set &= set.wrapping_sub(1);
-            let v = f.count(i);
-            for (j, model) in models.iter_mut().enumerate() {
-                let more = usize::from(v) > j.saturating_add(1);
-                enc.encode(model, more);
-                if !more {
-                    break;
-                }
+    for i in bits.ones() {
+        let v = f.count(i);
+        for (j, model) in models.iter_mut().enumerate() {
+            let more = usize::from(v) > j.saturating_add(1);
+            enc.encode(model, more);
+            if !more {
+                break;
             }
         }
     }
@@ -203,25 +196,18 @@ pub fn decode_coded(
     let mut dec = range::Decoder::new(values).map_err(verr)?;
     let mut models = [range::BitModel::default(); DECISIONS];
     let mut counters = zeroed_words(params.m.div_ceil(16) as usize)?;
-    for (wi, &w) in bits.as_words().iter().enumerate() {
-        let mut set = w;
-        while set != 0 {
-            let i = (wi as u64)
-                .saturating_mul(64)
-                .saturating_add(u64::from(set.trailing_zeros()));
-            set &= set.wrapping_sub(1);
-            let mut v: u64 = 1;
-            for model in &mut models {
-                if !dec.decode(model).map_err(verr)? {
-                    break;
-                }
-                v = v.saturating_add(1);
+    for i in bits.ones() {
+        let mut v: u64 = 1;
+        for model in &mut models {
+            if !dec.decode(model).map_err(verr)? {
+                break;
             }
-            // i < m (padding checked), so i/16 < counters.len().
-            if let Some(c) = counters.get_mut((i / 16) as usize) {
-                // i % 16 < 16: the shift is below 64.
-                *c |= v.checked_shl(((i % 16) as u32).saturating_mul(4)).unwrap_or(0);
-            }
+            v = v.saturating_add(1);
+        }
+        // i < m (padding checked), so i/16 < counters.len().
+        if let Some(c) = counters.get_mut((i / 16) as usize) {
+            // i % 16 < 16: the shift is below 64.
+            *c |= v.checked_shl(((i % 16) as u32).saturating_mul(4)).unwrap_or(0);
         }
     }
     dec.finish().map_err(verr)?;

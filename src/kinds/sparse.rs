@@ -421,15 +421,8 @@ impl SparseFilter {
     /// No memory.
     pub fn from_bloom(f: &crate::BloomFilter) -> Result<Self, FilterError> {
         let mut set = EliasFano::with_len(f.count_ones(), f.m())?;
-        for (wi, &w) in f.as_words().iter().enumerate() {
-            let mut bits = w;
-            while bits != 0 {
-                let p = (wi as u64)
-                    .saturating_mul(64)
-                    .saturating_add(u64::from(bits.trailing_zeros()));
-                set.push(p);
-                bits &= bits.wrapping_sub(1);
-            }
+        for p in f.ones() {
+            set.push(p);
         }
         set.finish();
         Ok(SparseFilter {

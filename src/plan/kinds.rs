@@ -140,27 +140,9 @@ pub fn plan_sparse_for_size(
     budget_bytes: u64,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if n == 0 {
-        let p = sparse_plan(0, 1, 1, cons);
-        return if p.bound_bytes <= budget_bytes {
-            Ok(p)
-        } else {
-            Err(too_small(budget_bytes))
-        };
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap().min(SPARSE_MAX_K) {
-        let fits = |m: u64| sparse_plan(n, m, k, cons).bound_bytes <= budget_bytes;
-        let Some(m) = largest_m(cons.m_cap(), fits) else {
-            continue;
-        };
-        let p = sparse_plan(n, m, k, cons);
-        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
-            best = Some(p);
-        }
-    }
-    best.ok_or_else(|| too_small(budget_bytes))
+    let k_max = cons.k_cap().min(SPARSE_MAX_K);
+    let at = |m, k| sparse_plan(n, m, k, cons);
+    lowest_fpr_within(n, budget_bytes, cons, k_max, |_| 1, at, |_| true)
 }
 
 /// The smallest expected sparse frame (k ≤ 8) whose false-positive rate is
@@ -169,26 +151,20 @@ pub fn plan_sparse_for_size(
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
 pub fn plan_sparse_for_fpr(n: u64, target_fpr: f64, cons: &Constraints) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if !(target_fpr > 0.0 && target_fpr < 1.0) {
-        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap().min(SPARSE_MAX_K) {
-        let Some(m) = smallest_m(cons.m_cap(), |m| fpr_finite(m, n, k) <= target_fpr) else {
-            continue;
-        };
-        let p = sparse_plan(n, m, k, cons);
-        if best
-            .as_ref()
-            .is_none_or(|b| p.expected_bytes < b.expected_bytes)
-        {
-            best = Some(p);
-        }
-    }
-    best.ok_or_else(|| PlanError::Infeasible {
-        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
-    })
+    let k_max = cons.k_cap().min(SPARSE_MAX_K);
+    let fpr_at = |m, k| fpr_finite(m, n, k);
+    let at = |m, k| sparse_plan(n, m, k, cons);
+    smallest_frame_for(
+        n,
+        target_fpr,
+        cons,
+        k_max,
+        |_| 1,
+        fpr_at,
+        at,
+        |m| vec![m],
+        |_| true,
+    )
 }
 
 fn partitioned_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
@@ -218,32 +194,8 @@ pub fn plan_partitioned_for_size(
     budget_bytes: u64,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if n == 0 {
-        let p = partitioned_plan(0, 1, 1, cons);
-        return if p.bound_bytes <= budget_bytes {
-            Ok(p)
-        } else {
-            Err(too_small(budget_bytes))
-        };
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap() {
-        let kk = u64::from(k);
-        if cons.m_cap() / kk == 0 {
-            break;
-        }
-        // Search over s = m/k.
-        let fits = |s: u64| partitioned_plan(n, s * kk, k, cons).bound_bytes <= budget_bytes;
-        let Some(s) = largest_m(cons.m_cap() / kk, fits) else {
-            continue;
-        };
-        let p = partitioned_plan(n, s * kk, k, cons);
-        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
-            best = Some(p);
-        }
-    }
-    best.ok_or_else(|| too_small(budget_bytes))
+    let at = |m, k| partitioned_plan(n, m, k, cons);
+    lowest_fpr_within(n, budget_bytes, cons, cons.k_cap(), u64::from, at, |_| true)
 }
 
 /// The smallest expected partitioned frame whose false-positive rate is at
@@ -256,33 +208,19 @@ pub fn plan_partitioned_for_fpr(
     target_fpr: f64,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if !(target_fpr > 0.0 && target_fpr < 1.0) {
-        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap() {
-        let kk = u64::from(k);
-        if cons.m_cap() / kk == 0 {
-            break;
-        }
-        let ok = |s: u64| {
-            PartitionedBloomFilter::formula_fpr(&FilterParams::new(s * kk, k, 0), n) <= target_fpr
-        };
-        let Some(s) = smallest_m(cons.m_cap() / kk, ok) else {
-            continue;
-        };
-        let p = partitioned_plan(n, s * kk, k, cons);
-        if best
-            .as_ref()
-            .is_none_or(|b| p.expected_bytes < b.expected_bytes)
-        {
-            best = Some(p);
-        }
-    }
-    best.ok_or_else(|| PlanError::Infeasible {
-        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
-    })
+    let fpr_at = |m, k| PartitionedBloomFilter::formula_fpr(&FilterParams::new(m, k, 0), n);
+    let at = |m, k| partitioned_plan(n, m, k, cons);
+    smallest_frame_for(
+        n,
+        target_fpr,
+        cons,
+        cons.k_cap(),
+        u64::from,
+        fpr_at,
+        at,
+        |m| vec![m],
+        |_| true,
+    )
 }
 
 /// The counter distribution of a counting filter of n keys: counter
@@ -381,30 +319,16 @@ pub fn plan_counting_for_size(
     budget_bytes: u64,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if n == 0 {
-        let p = counting_plan(0, 1, 1, cons);
-        return if p.bound_bytes <= budget_bytes {
-            Ok(p)
-        } else {
-            Err(too_small(budget_bytes))
-        };
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap() {
-        let fits = |m: u64| {
-            let p = counting_plan(n, m, k, cons);
-            p.bound_bytes <= budget_bytes && counting_decodable(&p)
-        };
-        let Some(m) = largest_m(cons.m_cap(), fits) else {
-            continue;
-        };
-        let p = counting_plan(n, m, k, cons);
-        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
-            best = Some(p);
-        }
-    }
-    best.ok_or_else(|| too_small(budget_bytes))
+    let at = |m, k| counting_plan(n, m, k, cons);
+    lowest_fpr_within(
+        n,
+        budget_bytes,
+        cons,
+        cons.k_cap(),
+        |_| 1,
+        at,
+        counting_decodable,
+    )
 }
 
 /// The smallest expected counting frame whose false-positive rate is at
@@ -417,36 +341,21 @@ pub fn plan_counting_for_fpr(
     target_fpr: f64,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
-    cons.validate()?;
-    if !(target_fpr > 0.0 && target_fpr < 1.0) {
-        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
-    }
-    if n == 0 {
-        return Ok(counting_plan(0, 1, 1, cons));
-    }
-    let mut best: Option<Plan> = None;
-    for k in 1..=cons.k_cap() {
-        let Some(m) = smallest_m(cons.m_cap(), |m| fpr_finite(m, n, k) <= target_fpr) else {
-            continue;
-        };
-        // Past the smallest m, a larger, sparser array may code smaller.
-        let candidates = [m, m + m / 4, m + m / 2, 2 * m, 3 * m, 4 * m];
-        for m in candidates.into_iter().filter(|&x| x <= cons.m_cap()) {
-            let p = counting_plan(n, m, k, cons);
-            if !counting_decodable(&p) {
-                continue;
-            }
-            if best
-                .as_ref()
-                .is_none_or(|b| p.expected_bytes < b.expected_bytes)
-            {
-                best = Some(p);
-            }
-        }
-    }
-    best.ok_or_else(|| PlanError::Infeasible {
-        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
-    })
+    let fpr_at = |m, k| fpr_finite(m, n, k);
+    let at = |m, k| counting_plan(n, m, k, cons);
+    // Past the smallest m, a larger, sparser array may code smaller.
+    let widen = |m: u64| vec![m, m + m / 4, m + m / 2, 2 * m, 3 * m, 4 * m];
+    smallest_frame_for(
+        n,
+        target_fpr,
+        cons,
+        cons.k_cap(),
+        |_| 1,
+        fpr_at,
+        at,
+        widen,
+        counting_decodable,
+    )
 }
 
 /// The layers a scalable filter (kind 3) opens for `n` keys under `policy`
@@ -547,4 +456,97 @@ pub fn plan_scalable_for_size(
         }
     }
     Ok((at(hi.exp())?, hi.exp()))
+}
+
+/// The budget search every kind shares: for each k up to `k_max`, the
+/// largest m (a multiple of `unit(k)`, within the cap) whose plan fits the
+/// budget and passes `extra`, and of those the plan with the lowest f. No
+/// keys plan m = 1, k = 1.
+fn lowest_fpr_within(
+    n: u64,
+    budget_bytes: u64,
+    cons: &Constraints,
+    k_max: u32,
+    unit: impl Fn(u32) -> u64,
+    plan_at: impl Fn(u64, u32) -> Plan,
+    extra: impl Fn(&Plan) -> bool,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if n == 0 {
+        let p = plan_at(1, 1);
+        return if p.bound_bytes <= budget_bytes {
+            Ok(p)
+        } else {
+            Err(too_small(budget_bytes))
+        };
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=k_max {
+        let u = unit(k).max(1);
+        let steps = cons.m_cap() / u;
+        if steps == 0 {
+            break;
+        }
+        let fits = |s: u64| {
+            let p = plan_at(s * u, k);
+            p.bound_bytes <= budget_bytes && extra(&p)
+        };
+        let Some(s) = largest_m(steps, fits) else {
+            continue;
+        };
+        let p = plan_at(s * u, k);
+        if best.as_ref().is_none_or(|b| p.fpr < b.fpr) {
+            best = Some(p);
+        }
+    }
+    best.ok_or_else(|| too_small(budget_bytes))
+}
+
+/// The target search every kind shares: for each k up to `k_max`, the
+/// smallest m (a multiple of `unit(k)`) whose `fpr_at` meets the target,
+/// and the candidates `widen` adds past it; of the plans that pass
+/// `extra`, the one with the smallest expected frame.
+#[allow(clippy::too_many_arguments)]
+fn smallest_frame_for(
+    n: u64,
+    target_fpr: f64,
+    cons: &Constraints,
+    k_max: u32,
+    unit: impl Fn(u32) -> u64,
+    fpr_at: impl Fn(u64, u32) -> f64,
+    plan_at: impl Fn(u64, u32) -> Plan,
+    widen: impl Fn(u64) -> Vec<u64>,
+    extra: impl Fn(&Plan) -> bool,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    if !(target_fpr > 0.0 && target_fpr < 1.0) {
+        return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
+    }
+    if n == 0 {
+        return Ok(plan_at(1, 1));
+    }
+    let mut best: Option<Plan> = None;
+    for k in 1..=k_max {
+        let u = unit(k).max(1);
+        let steps = cons.m_cap() / u;
+        if steps == 0 {
+            break;
+        }
+        let Some(s) = smallest_m(steps, |s| fpr_at(s * u, k) <= target_fpr) else {
+            continue;
+        };
+        for m in widen(s * u).into_iter().filter(|&x| x <= cons.m_cap()) {
+            let p = plan_at(m, k);
+            if extra(&p)
+                && best
+                    .as_ref()
+                    .is_none_or(|b| p.expected_bytes < b.expected_bytes)
+            {
+                best = Some(p);
+            }
+        }
+    }
+    best.ok_or_else(|| PlanError::Infeasible {
+        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
+    })
 }
