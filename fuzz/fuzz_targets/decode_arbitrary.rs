@@ -33,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
     // the sparse kind, which max_m does not bound, at most 64 bytes per
     // payload byte (docs/FORMAT.md section 8.4).
     let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * data.len() + CONSTANT;
-    assert!(peak <= allowed, "decoding held {peak} bytes, allowed {allowed}");
+    assert!(
+        peak <= allowed,
+        "decoding held {peak} bytes, allowed {allowed}"
+    );
     if let Some(Ok(f)) = decoded {
         let again = encode_any(&f);
         assert_eq!(decode_any(&again, &limits).as_ref(), Ok(&f));

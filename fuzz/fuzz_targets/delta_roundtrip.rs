@@ -18,7 +18,11 @@ struct Input {
 }
 
 fuzz_target!(|i: Input| {
-    let p = FilterParams::new(u64::from(i.m % (1 << 20)) + 1, u32::from(i.k % 64) + 1, i.seed);
+    let p = FilterParams::new(
+        u64::from(i.m % (1 << 20)) + 1,
+        u32::from(i.k % 64) + 1,
+        i.seed,
+    );
     let mut old = BloomFilter::new(p).unwrap();
     i.old.iter().for_each(|k| old.insert(k));
     let mut new = BloomFilter::new(p).unwrap();

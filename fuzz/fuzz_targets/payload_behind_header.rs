@@ -71,7 +71,10 @@ fuzz_target!(|data: &[u8]| {
         let before = base.clone();
         let mut result = None;
         let peak = counting_alloc::peak_of(|| result = Some(delta::apply(&mut base, &f, &limits)));
-        assert!(peak <= (m / 8) as usize * 2 + CONSTANT, "apply held {peak} bytes");
+        assert!(
+            peak <= (m / 8) as usize * 2 + CONSTANT,
+            "apply held {peak} bytes"
+        );
         if let Some(Err(_)) = result {
             assert_eq!(base, before, "a refused delta changed the base");
         }
@@ -79,7 +82,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut decoded = None;
     let peak = counting_alloc::peak_of(|| decoded = Some(decode_any(&f, &limits)));
-    assert!(peak <= allowed, "decoding held {peak} bytes, allowed {allowed}");
+    assert!(
+        peak <= allowed,
+        "decoding held {peak} bytes, allowed {allowed}"
+    );
     if let Some(Ok(filter)) = decoded {
         let again = encode_any(&filter);
         assert_eq!(decode_any(&again, &limits).as_ref(), Ok(&filter));

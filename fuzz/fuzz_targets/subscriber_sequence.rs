@@ -59,7 +59,9 @@ fuzz_target!(|data: &[u8]| {
         match subscriber.receive(&frame) {
             Ok(_) => {
                 let held = subscriber.filter().expect("a taken frame leaves a filter");
-                let id = subscriber.version().expect("publisher frames carry identities");
+                let id = subscriber
+                    .version()
+                    .expect("publisher frames carry identities");
                 let sent = published
                     .iter()
                     .find(|(pid, _)| *pid == id)
