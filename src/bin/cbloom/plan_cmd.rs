@@ -495,6 +495,10 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         .x_desc(fig.x_desc)
         .y_desc(fig.y_desc)
         .y_label_formatter(&|y| format!("{y:.1e}"))
+        // A log axis spanning under two decades otherwise gets a band of
+        // light lines and repeated labels.
+        .max_light_lines(4)
+        .y_labels(8)
         .draw()
         .map_err(|e| named(&e))?;
     for (label, colour, pts) in &fig.curves {
