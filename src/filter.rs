@@ -438,7 +438,8 @@ impl BloomFilter {
     /// The packed bit array: ⌈m/8⌉ bytes, bit i in byte i/8 at bit i%8.
     pub fn to_bytes(&self) -> Vec<u8> {
         let len = self.params.byte_len() as usize;
-        let mut out = Vec::with_capacity(len);
+        // Whole words first (up to 7 bytes past len), then cut: no regrowth.
+        let mut out = Vec::with_capacity(self.words.len().saturating_mul(8));
         for w in &self.words {
             out.extend_from_slice(&w.to_le_bytes());
         }

@@ -294,7 +294,7 @@ pub fn encode_squid_raw(d: &SquidDigest) -> Vec<u8> {
         ..HeaderFields::plain(FilterType::Raw)
     };
     let f = d.filter();
-    super::frame_bytes(f.params(), f.len(), &fields, &f.to_bytes())
+    super::raw_frame(f, &fields)
 }
 
 /// Decodes exactly one frame holding a Squid digest (with its header).
@@ -355,7 +355,7 @@ pub fn encode_partitioned_raw(f: &PartitionedBloomFilter) -> Vec<u8> {
         kind: FilterKind::Partitioned,
         ..HeaderFields::plain(FilterType::Raw)
     };
-    super::frame_bytes(f.params(), f.len(), &fields, &f.bits().to_bytes())
+    super::raw_frame(f.bits(), &fields)
 }
 
 /// Decodes exactly one partitioned-filter frame occupying all of `data`.

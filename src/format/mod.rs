@@ -64,7 +64,7 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
     if (payload.len() as u64) < p.byte_len() {
         frame(filter, FilterType::Coded, &payload)
     } else {
-        frame(filter, FilterType::Raw, &filter.to_bytes())
+        raw_frame(filter, &HeaderFields::plain(FilterType::Raw))
     }
 }
 
@@ -76,7 +76,7 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
 /// [`encode`].
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
-        FilterType::Raw => frame(filter, FilterType::Raw, &filter.to_bytes()),
+        FilterType::Raw => raw_frame(filter, &HeaderFields::plain(FilterType::Raw)),
         _ => encode(filter),
     }
 }
@@ -110,18 +110,22 @@ pub(crate) fn encode_bits(
     let p = filter.params();
     let mut payload = Vec::new();
     coder::encode(filter.as_words(), p.m, &mut payload);
-    let (ty, payload) = if (payload.len() as u64) < p.byte_len() {
-        (FilterType::Coded, payload)
-    } else {
-        (FilterType::Raw, filter.to_bytes())
-    };
+    let coded = (payload.len() as u64) < p.byte_len();
     let fields = HeaderFields {
-        filter_type: ty,
+        filter_type: if coded {
+            FilterType::Coded
+        } else {
+            FilterType::Raw
+        },
         kind,
         identity,
         squid_cblock,
     };
-    frame_bytes(p, filter.len(), &fields, &payload)
+    if coded {
+        frame_bytes(p, filter.len(), &fields, &payload)
+    } else {
+        raw_frame(filter, &fields)
+    }
 }
 
 fn frame(filter: &BloomFilter, ty: FilterType, payload: &[u8]) -> Vec<u8> {
@@ -140,11 +144,44 @@ pub(crate) fn frame_bytes(
     fields: &HeaderFields,
     payload: &[u8],
 ) -> Vec<u8> {
-    let overhead = header::frame_overhead(p.seed, p.m, p.k, n, payload.len() as u64)
+    frame_with(p, n, fields, payload.len(), 0, |out| {
+        out.extend_from_slice(payload)
+    })
+}
+
+/// A raw frame of `filter`'s bit array, written straight from its words
+/// into the frame (no intermediate copy of the array).
+pub(crate) fn raw_frame(filter: &BloomFilter, fields: &HeaderFields) -> Vec<u8> {
+    let len = filter.params().byte_len() as usize;
+    // The words hold up to 7 bytes past ⌈m/8⌉; they are cut off again.
+    frame_with(filter.params(), filter.len(), fields, len, 8, |out| {
+        let end = out.len().saturating_add(len);
+        for w in filter.as_words() {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.truncate(end);
+    })
+}
+
+/// A frame whose `payload_len`-byte payload `fill` appends (it may append
+/// up to `slack` bytes more and cut them off), with header and CRC.
+fn frame_with(
+    p: &crate::FilterParams,
+    n: u64,
+    fields: &HeaderFields,
+    payload_len: usize,
+    slack: usize,
+    fill: impl FnOnce(&mut Vec<u8>),
+) -> Vec<u8> {
+    let overhead = header::frame_overhead(p.seed, p.m, p.k, n, payload_len as u64)
         .saturating_add(header::v3_extra(fields, p.scheme));
-    let mut out = Vec::with_capacity(payload.len().saturating_add(overhead));
-    header::write(&mut out, fields, p, n, payload.len() as u64);
-    out.extend_from_slice(payload);
+    let mut out = Vec::with_capacity(
+        payload_len
+            .saturating_add(overhead)
+            .saturating_add(slack),
+    );
+    header::write(&mut out, fields, p, n, payload_len as u64);
+    fill(&mut out);
     let crc = crate::wire::crc::crc32c(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
