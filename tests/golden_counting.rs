@@ -17,7 +17,10 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
 fn counting_goldens() {
     let list = std::fs::read_to_string(format!("{DIR}/golden_counting.txt")).unwrap();
     let mut seen = 0;
-    for line in list.lines().filter(|l| !l.starts_with('#')) {
+    for line in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.ends_with("delta"))
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (name, m, k, seed, n) = (
             f[0],
@@ -47,4 +50,36 @@ fn counting_goldens() {
         seen += 1;
     }
     assert_eq!(seen, 4);
+
+    // The delta from key-1..key-200 to key-51..key-260, applied by the
+    // reference to the first golden frame.
+    let lim = DecodeLimits::default();
+    let read = |name: &str| std::fs::read(format!("{DIR}/{name}")).unwrap();
+    let mut base = decode_counting(&read("v3_counting_coded.cbf"), &lim).unwrap();
+    let delta = read("v3_counting_delta.cbf");
+    compressed_bloom::delta::apply_counting(&mut base, &delta, &lim).unwrap();
+    assert_eq!(raw_payload(&base), read("v3_counting_delta.nib"));
+    let mut want = CountingBloomFilter::new(FilterParams::new(3000, 3, 5)).unwrap();
+    for i in 51..=260 {
+        want.insert(format!("key-{i}").as_bytes());
+    }
+    assert_eq!(base, want);
+    // Every truncation and bit flip of the delta is refused by apply (the
+    // CRC first), leaving the base as it was.
+    let old = decode_counting(&read("v3_counting_coded.cbf"), &lim).unwrap();
+    for len in 0..delta.len() {
+        let mut b = old.clone();
+        assert!(compressed_bloom::delta::apply_counting(&mut b, &delta[..len], &lim).is_err());
+        assert_eq!(b, old);
+    }
+    for bit in 0..delta.len() * 8 {
+        let mut bad = delta.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        let mut b = old.clone();
+        assert!(
+            compressed_bloom::delta::apply_counting(&mut b, &bad, &lim).is_err(),
+            "bit {bit}"
+        );
+        assert_eq!(b, old);
+    }
 }

@@ -8,6 +8,7 @@ tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
+    python3 tools/ref_kinds.py apply-counting BASE DELTA OUT   # a counting delta: the result's counters
     python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
     python3 tools/ref_kinds.py scalable FRAME OUT [DELTA]   # the layers (m k n capacity, then the packed bits in hex), after DELTA if given
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
@@ -79,8 +80,8 @@ def decode_v3(frame: bytes):
             raise rd.FrameError("scalable frames are type 1 or 2 with a payload")
     elif kind == 1:
         half = (m + 1) // 2
-        if ftype not in (0, 1) or (ftype == 0 and plen != half) or (ftype == 1 and plen >= half):
-            raise rd.FrameError("counting frames are type 0 (ceil(m/2) bytes) or 1 (shorter)")
+        if ftype not in (0, 1, 2) or (ftype == 0 and plen != half) or (ftype == 1 and plen >= half) or (ftype == 2 and plen < 16):
+            raise rd.FrameError("counting frames are type 0 (ceil(m/2) bytes), 1 (shorter) or 2 (a delta)")
     elif kind == 4:
         if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):
             raise rd.FrameError("sparse frames are type 1 or 2 with a payload")
@@ -93,6 +94,9 @@ def decode_v3(frame: bytes):
         raise rd.FrameError("checksum mismatch")
     payload = frame[at:end]
     if kind == 3:
+        header["payload"] = bytes(payload)
+        return header, None
+    if kind == 1 and ftype == 2:
         header["payload"] = bytes(payload)
         return header, None
     if kind == 1:
@@ -131,171 +135,112 @@ def check_squid(cb: bytes, scheme: int, m: int, k: int):
         raise rd.FrameError("Squid header does not describe the filter")
 
 
-def counting_payload(payload: bytes, ftype: int, m: int) -> bytes:
-    """Section 8.1: the counters as the raw nibble array (ceil(m/2) bytes)."""
-    if ftype == 0:
-        if m % 2 and payload[-1] >> 4:
-            raise rd.FrameError("padding counter set")
-        return bytes(payload)
-    mtype = payload[0]
-    mlen, at = rd.varint(payload, 1)
+class RangeDecoder:
+    """Section 8.1: LZMA's range decoder with count-based bit models."""
+
+    def __init__(self, vals: bytes, models: int):
+        if len(vals) < 5 or vals[0] != 0:
+            raise rd.FrameError("values start")
+        self.vals, self.pos = vals, 5
+        self.code, self.rng = int.from_bytes(vals[1:5], "big"), 0xFFFFFFFF
+        if self.code == 0xFFFFFFFF:
+            raise rd.FrameError("values start")
+        self.models = [[1, 1] for _ in range(models)]
+
+    def decide(self, j: int) -> int:
+        c0, c1 = self.models[j]
+        p0 = min(4095, max(1, (c0 * 4096) // (c0 + c1)))
+        bound = (self.rng >> 12) * p0
+        if self.code < bound:
+            self.rng, bit = bound, 0
+        else:
+            self.code, self.rng, bit = self.code - bound, self.rng - bound, 1
+        self.models[j][bit] += 1
+        if self.models[j][0] + self.models[j][1] >= 4096:
+            self.models[j] = [(c + 1) // 2 for c in self.models[j]]
+        while self.rng < 1 << 24:
+            if self.pos >= len(self.vals):
+                raise rd.FrameError("values truncated")
+            self.rng = (self.rng << 8) & 0xFFFFFFFF
+            self.code = ((self.code << 8) | self.vals[self.pos]) & 0xFFFFFFFF
+            self.pos += 1
+        if self.code >= self.rng:
+            raise rd.FrameError("values corrupt")
+        return bit
+
+    def unary(self, most: int) -> int:
+        v = 0
+        for j in range(most):
+            if not self.decide(j):
+                break
+            v += 1
+        return v
+
+    def finish(self):
+        if self.pos != len(self.vals):
+            raise rd.FrameError("values have trailing bytes")
+
+
+def counting_map(payload: bytes, at: int, m: int):
+    """A map (type, length, bytes) of m bits: (list of bits, end)."""
+    mtype = payload[at]
+    mlen, at = rd.varint(payload, at + 1)
     if at + mlen > len(payload):
         raise rd.FrameError("map runs past the payload")
     mp = payload[at:at + mlen]
     if mtype == 0:
         if mlen != (m + 7) // 8:
             raise rd.FrameError("raw map length")
-        bits = [(mp[i // 8] >> (i % 8)) & 1 for i in range(m)]
         if any((mp[i // 8] >> (i % 8)) & 1 for i in range(m, 8 * mlen)):
             raise rd.FrameError("map padding")
+        bits = [(mp[i // 8] >> (i % 8)) & 1 for i in range(m)]
     elif mtype == 1:
         if mlen >= (m + 7) // 8:
             raise rd.FrameError("coded map too long")
         bits = rd.decode_bits(mp, m)
     else:
         raise rd.FrameError("map type")
-    vals = payload[at + mlen:]
-    if len(vals) < 5 or vals[0] != 0:
-        raise rd.FrameError("values start")
-    code, rng, pos = int.from_bytes(vals[1:5], "big"), 0xFFFFFFFF, 5
-    if code == 0xFFFFFFFF:
-        raise rd.FrameError("values start")
-    models = [[1, 1] for _ in range(14)]
+    return bits, at + mlen
 
-    def decide(j):
-        nonlocal code, rng, pos
-        c0, c1 = models[j]
-        p0 = min(4095, max(1, (c0 * 4096) // (c0 + c1)))
-        bound = (rng >> 12) * p0
-        if code < bound:
-            rng, bit = bound, 0
-        else:
-            code, rng, bit = code - bound, rng - bound, 1
-        models[j][bit] += 1
-        if models[j][0] + models[j][1] >= 4096:
-            models[j] = [(c + 1) // 2 for c in models[j]]
-        while rng < 1 << 24:
-            if pos >= len(vals):
-                raise rd.FrameError("values truncated")
-            rng = (rng << 8) & 0xFFFFFFFF
-            code = ((code << 8) | vals[pos]) & 0xFFFFFFFF
-            pos += 1
-        if code >= rng:
-            raise rd.FrameError("values corrupt")
-        return bit
 
+def counting_payload(payload: bytes, ftype: int, m: int) -> bytes:
+    """Section 8.1: the counters as the raw nibble array (ceil(m/2) bytes)."""
+    if ftype == 0:
+        if m % 2 and payload[-1] >> 4:
+            raise rd.FrameError("padding counter set")
+        return bytes(payload)
+    bits, at = counting_map(payload, 0, m)
+    dec = RangeDecoder(payload[at:], 14)
     counters = bytearray((m + 1) // 2)
     for i, b in enumerate(bits):
-        if not b:
-            continue
-        v = 1
-        for j in range(14):
-            if not decide(j):
-                break
-            v += 1
-        counters[i // 2] |= v << (4 * (i % 2))
-    if pos != len(vals):
-        raise rd.FrameError("values have trailing bytes")
+        if b:
+            counters[i // 2] |= (1 + dec.unary(14)) << (4 * (i % 2))
+    dec.finish()
     return bytes(counters)
 
 
-def _bits(payload: bytes, at: int, m: int):
-    """A layer's bits (section 8.3): type, length, bytes -> (packed, at)."""
-    ty = payload[at]
-    ln, at = rd.varint(payload, at + 1)
-    if at + ln > len(payload):
-        raise rd.FrameError("layer bytes past the payload")
-    body = payload[at:at + ln]
-    raw = (m + 7) // 8
-    if ty == 0:
-        if ln != raw:
-            raise rd.FrameError("raw layer length")
-        packed = bytes(body)
-    elif ty == 1:
-        if ln >= raw:
-            raise rd.FrameError("coded layer too long")
-        packed = rd.decode_coded(body, m)
-    else:
-        raise rd.FrameError("layer type")
-    if any((packed[i // 8] >> (i % 8)) & 1 for i in range(m, 8 * raw)):
-        raise rd.FrameError("layer padding")
-    return packed, at + ln
-
-
-def _layer(payload: bytes, at: int):
-    vals = []
-    for _ in range(4):
-        v, at = rd.varint(payload, at)
-        vals.append(v)
-    m, k, n, cap = vals
-    if not (1 <= m <= 1 << 56 and 1 <= k <= 64):
-        raise rd.FrameError("layer m or k")
-    packed, at = _bits(payload, at, m)
-    return dict(m=m, k=k, n=n, capacity=cap, bits=packed), at
-
-
-def scalable_layers(header):
-    """Section 8.3, type 1: the policy and the layers."""
-    import struct
-    p = header["payload"]
-    cap0, at = rd.varint(p, 0)
-    growth, at = rd.varint(p, at)
-    fpr, tight, mbk = struct.unpack_from("<ddd", p, at)
-    at += 24
-    if cap0 < 1 or growth < 1 or not (0 < fpr < 1) or not (0 < tight < 1) or not (mbk >= 1 and mbk < float("inf")):
-        raise rd.FrameError("policy out of range")
-    count, at = rd.varint(p, at)
-    if not 1 <= count <= 64:
-        raise rd.FrameError("layer count")
-    layers = []
-    for _ in range(count):
-        layer, at = _layer(p, at)
-        layers.append(layer)
-        if sum(l["m"] for l in layers) > header["m"]:
-            raise rd.FrameError("layers exceed the header's m")
-    if at != len(p):
-        raise rd.FrameError("bytes after the last layer")
-    check_scalable_totals(header, layers)
-    return layers
-
-
-def check_scalable_totals(header, layers):
-    if (sum(l["m"] for l in layers), max(l["k"] for l in layers), sum(l["n"] for l in layers)) != (header["m"], header["k"], header["n"]):
-        raise rd.FrameError("layers do not add up to the header")
-
-
-def scalable_digest(seed: int, layers) -> int:
+def counting_digest(header, nibbles: bytes) -> int:
     import xxhash
-    parts = b"".join(
-        rd.digest(dict(seed=(seed + i) % (1 << 64), m=l["m"], k=l["k"]), l["bits"]).to_bytes(8, "little")
-        for i, l in enumerate(layers))
-    return xxhash.xxh3_64_intdigest(parts, seed=0)
+    head = bytes([1]) + rd.put_varint(header["seed"]) + rd.put_varint(header["m"]) + rd.put_varint(header["k"]) + bytes([1])
+    return xxhash.xxh3_64_intdigest(head + nibbles, seed=0)
 
 
-def apply_scalable(base_header, layers, delta_header):
-    """Section 8.3, type 2: the result's layers, checked by both digests."""
-    p = delta_header["payload"]
-    seed = base_header["seed"]
-    if int.from_bytes(p[0:8], "little") != scalable_digest(seed, layers):
+def apply_counting(base_header, nibbles: bytes, delta_header, payload: bytes) -> bytes:
+    """Section 8.1, type 2: the result's counters, checked by both digests."""
+    m = base_header["m"]
+    if int.from_bytes(payload[0:8], "little") != counting_digest(base_header, nibbles):
         raise rd.FrameError("wrong base")
-    want = int.from_bytes(p[8:16], "little")
-    count, at = rd.varint(p, 16)
-    if not len(layers) <= count <= 64:
-        raise rd.FrameError("layer count")
-    out = []
-    for l in layers:
-        n, at = rd.varint(p, at)
-        xor, at = _bits(p, at, l["m"])
-        out.append(dict(l, n=n, bits=bytes(a ^ b for a, b in zip(l["bits"], xor))))
-    for _ in range(count - len(layers)):
-        layer, at = _layer(p, at)
-        out.append(layer)
-    if at != len(p):
-        raise rd.FrameError("bytes after the last layer")
-    check_scalable_totals(delta_header, out)
-    if scalable_digest(seed, out) != want:
+    bits, at = counting_map(payload, 16, m)
+    dec = RangeDecoder(payload[at:], 15)
+    out = bytearray(nibbles)
+    for i, b in enumerate(bits):
+        if b:
+            v = dec.unary(15)
+            out[i // 2] = (out[i // 2] & (0xF0 if i % 2 == 0 else 0x0F)) | (v << (4 * (i % 2)))
+    dec.finish()
+    if int.from_bytes(payload[8:16], "little") != counting_digest(delta_header, bytes(out)):
         raise rd.FrameError("result mismatch")
-    return out
+    return bytes(out)
 
 
 def expect_scalable(layers_shape, seed: int, n: int):
@@ -455,6 +400,12 @@ if __name__ == "__main__":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         open(sys.argv[3], "wb").write(header.pop("squid_cblock") + out)
         print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "apply-counting":
+        bh, nib = decode_v3(open(sys.argv[2], "rb").read())
+        dh, _ = decode_v3(open(sys.argv[3], "rb").read())
+        out = apply_counting(bh, nib, dh, dh["payload"])
+        open(sys.argv[4], "wb").write(out)
+        print("applied")
     elif sys.argv[1] == "apply":
         out = apply_sparse(open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read())
         write(out, sys.argv[4])

@@ -9,7 +9,9 @@
 #![no_main]
 
 use compressed_bloom::format::{varint, KindSet};
-use compressed_bloom::{decode_any, delta, encode_any, BloomFilter, DecodeLimits, FilterParams};
+use compressed_bloom::{
+    decode_any, delta, encode_any, BloomFilter, CountingBloomFilter, DecodeLimits, FilterParams,
+};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "../../tests/common/counting_alloc.rs"]
@@ -20,7 +22,7 @@ const CONSTANT: usize = 128 * 1024;
 /// (version, filter type, kind, m, k): full frames of every kind, m from a
 /// single small block to three blocks (the coder's blocks are 2^23 bits),
 /// and the delta types (applied to an empty base).
-const CONFIGS: [(u8, u8, u8, u64, u32); 14] = [
+const CONFIGS: [(u8, u8, u8, u64, u32); 15] = [
     (1, 1, 0, 1_000, 2),
     (1, 1, 0, 70_000, 3),
     (1, 1, 0, 1 << 20, 4),
@@ -35,6 +37,7 @@ const CONFIGS: [(u8, u8, u8, u64, u32); 14] = [
     (2, 3, 0, 1 << 20, 3),
     (3, 1, 3, 200_000, 7),
     (3, 1, 3, (1 << 23) + 100_000, 4),
+    (3, 2, 1, 100_000, 3),
 ];
 
 fn frame(version: u8, ty: u8, kind: u8, m: u64, k: u32, payload: &[u8]) -> Vec<u8> {
@@ -65,6 +68,15 @@ fuzz_target!(|data: &[u8]| {
         kinds: KindSet::ALL,
     };
     let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * f.len() + CONSTANT;
+    if ty == 2 && kind == 1 {
+        // A counting delta against an empty counting base.
+        let mut base = CountingBloomFilter::new(FilterParams::new(m, k, 0)).unwrap();
+        let before = base.clone();
+        if delta::apply_counting(&mut base, &f, &limits).is_err() {
+            assert_eq!(base, before, "a refused delta changed the base");
+        }
+        return;
+    }
     if ty >= 2 && kind == 0 {
         // A delta against an empty base of the same parameters.
         let mut base = BloomFilter::new(FilterParams::new(m, k, 0)).unwrap();

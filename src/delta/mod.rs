@@ -30,6 +30,8 @@ use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHe
 #[cfg(feature = "std")]
 use crate::math::log2_binomial;
 use split::{Scatter, Side};
+use crate::counting::CountingBloomFilter;
+use crate::kinds::counting;
 use crate::kinds::scalable::{self, ScalableBloomFilter};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -528,10 +530,11 @@ fn decode_array(
 /// As [`inspect_delta`], and malformed coded bits.
 pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
     let d = inspect_delta(data, limits)?;
-    if d.frame.kind == FilterKind::Scalable {
-        // Its old layers' sizes are the base's: nothing to count without it.
+    if matches!(d.frame.kind, FilterKind::Scalable | FilterKind::Counting) {
+        // Their parts are sized by the base (old layers) or are not bit
+        // arrays of changes alone (counter values): nothing to count here.
         return Err(DecodeError::WrongKind {
-            found: FilterKind::Scalable,
+            found: d.frame.kind,
             expected: FilterKind::Standard,
         });
     }
@@ -784,6 +787,69 @@ pub fn apply_scalable(
         }
         scalable::ScalableDeltaError::Payload(source) => DecodeError::Scalable { offset: at, source },
     })
+}
+
+/// Encodes the delta that turns the counting filter `old` into `new` (type
+/// 2 under kind 1, docs/FORMAT.md section 8.1): the map of changed counters
+/// and their new values.
+///
+/// # Errors
+/// [`FilterError::ParamsMismatch`] if the filters' parameters differ, or no
+/// memory for the map.
+pub fn encode_delta_counting(
+    old: &CountingBloomFilter,
+    new: &CountingBloomFilter,
+) -> Result<Vec<u8>, FilterError> {
+    if old.params() != new.params() {
+        return Err(FilterError::ParamsMismatch {
+            left: *old.params(),
+            right: *new.params(),
+        });
+    }
+    let payload = counting::encode_delta_payload(old, new)?;
+    let fields = HeaderFields {
+        filter_type: FilterType::Delta,
+        kind: FilterKind::Counting,
+        identity: None,
+        squid_cblock: None,
+    };
+    Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
+}
+
+/// Applies a counting filter's delta (type 2, kind 1) to `base`: checks the
+/// base's digest, sets the changed counters, and checks the result's digest
+/// before replacing `base`; on any error `base` is unchanged. Memory: the
+/// result's counters and the map of changes.
+///
+/// # Errors
+/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+pub fn apply_counting(
+    base: &mut CountingBloomFilter,
+    data: &[u8],
+    limits: &DecodeLimits,
+) -> Result<(), DecodeError> {
+    let d = inspect_delta(data, limits)?;
+    expect_kind(&d, FilterKind::Counting)?;
+    let h = &d.frame;
+    if h.params != *base.params() {
+        return Err(DecodeError::ParamsMismatch {
+            frame: h.params,
+            filter: *base.params(),
+        });
+    }
+    let at = h.header_len;
+    let payload = frame_slice(data, at, h.payload_len as usize)?;
+    let result = counting::apply_delta_payload(base, payload, h.n).map_err(|e| match e {
+        counting::CountingDeltaError::WrongBase { expected, actual } => {
+            DecodeError::WrongBase { expected, actual }
+        }
+        counting::CountingDeltaError::ResultMismatch { expected, actual } => {
+            DecodeError::ResultMismatch { expected, actual }
+        }
+        counting::CountingDeltaError::Payload(source) => DecodeError::Counting { offset: at, source },
+    })?;
+    *base = result;
+    Ok(())
 }
 
 /// Decodes a delta frame to its XOR bit array (as a filter with the frame's

@@ -671,11 +671,11 @@ fn kind_rules(
                 reason: "a partitioned filter's m is a multiple of k",
             });
         }
-        FilterKind::Counting if filter_type.is_delta() => {
+        FilterKind::Counting if filter_type == FilterType::ConditionalDelta => {
             return Err(DecodeError::InvalidField {
                 offset: 3,
                 field: "filter type",
-                reason: "the counting kind has types 0 (raw) and 1 (coded) only",
+                reason: "the counting kind has types 0 (raw), 1 (coded) and 2 (delta) only",
             });
         }
         // Kinds without a raw form (positions; layers that are each raw or

@@ -250,3 +250,198 @@ mod tests {
         assert_eq!(back, f);
     }
 }
+
+/// Unary decisions for a new counter value in a delta: v ones then a zero,
+/// or 15 ones for 15 (values 0 to 15).
+const DELTA_DECISIONS: usize = MAX_COUNT as usize;
+
+/// The content digest of a counting filter (docs/FORMAT.md section 8.1):
+/// XXH3-64 (seed 0) of the hash scheme id (1 byte), the varints seed, m
+/// and k, the kind byte 1, then the raw counters (⌈m/2⌉ bytes).
+pub fn digest(f: &CountingBloomFilter) -> u64 {
+    let p = f.params();
+    let mut head = vec![p.scheme.id()];
+    for v in [p.seed, p.m, u64::from(p.k)] {
+        varint::put(&mut head, v);
+    }
+    head.push(1);
+    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
+    h.update(&head);
+    h.update(&raw_payload(f));
+    h.digest()
+}
+
+/// The delta payload (type 2 under kind 1) from `old` to `new` (same
+/// parameters): the two digests, the map of changed counters (raw or
+/// coded, as in type 1), then each changed counter's new value in 0..=15
+/// as unary decisions through the range coder.
+///
+/// # Errors
+/// No memory for the map of changed counters.
+pub fn encode_delta_payload(
+    old: &CountingBloomFilter,
+    new: &CountingBloomFilter,
+) -> Result<Vec<u8>, crate::FilterError> {
+    let p = *new.params();
+    let mut changed = BloomFilter::new(FilterParams::new(p.m, p.k, p.seed))?;
+    for i in 0..p.m {
+        if old.count(i) != new.count(i) {
+            changed.set_bit(i);
+        }
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&digest(old).to_le_bytes());
+    out.extend_from_slice(&digest(new).to_le_bytes());
+    put_map(&mut out, &changed);
+    let mut enc = range::Encoder::new(&mut out);
+    let mut models = [range::BitModel::default(); DELTA_DECISIONS];
+    for i in changed.ones() {
+        let v = usize::from(new.count(i));
+        for (j, model) in models.iter_mut().enumerate() {
+            let more = v > j;
+            enc.encode(model, more);
+            if !more {
+                break;
+            }
+        }
+    }
+    enc.finish();
+    Ok(out)
+}
+
+/// Appends a map: type (0 raw, 1 coded), length, bytes.
+fn put_map(out: &mut Vec<u8>, bits: &BloomFilter) {
+    let m = bits.m();
+    let mut coded = Vec::new();
+    coder::encode(bits.as_words(), m, &mut coded);
+    let (ty, bytes) = if (coded.len() as u64) < bits.params().byte_len() {
+        (1u8, coded)
+    } else {
+        (0u8, bits.to_bytes())
+    };
+    out.push(ty);
+    varint::put(out, bytes.len() as u64);
+    out.extend_from_slice(&bytes);
+}
+
+/// Why a counting delta does not apply.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CountingDeltaError {
+    /// The delta was made from another filter.
+    #[error("the delta's base digest {expected:016x} is not this filter's {actual:016x}")]
+    WrongBase {
+        /// The digest the delta names.
+        expected: u64,
+        /// This filter's digest.
+        actual: u64,
+    },
+    /// Applying it did not give the filter the delta names.
+    #[error("the result's digest {actual:016x} is not the delta's {expected:016x}")]
+    ResultMismatch {
+        /// The digest the delta names.
+        expected: u64,
+        /// What applying gave.
+        actual: u64,
+    },
+    /// The payload is malformed.
+    #[error(transparent)]
+    Payload(#[from] CountingError),
+}
+
+/// Applies a delta payload to `base`, returning the result (the base is not
+/// changed; the caller installs the result). `n` is the new key count.
+///
+/// # Errors
+/// The wrong base, a malformed payload, or a result that does not match.
+pub fn apply_delta_payload(
+    base: &CountingBloomFilter,
+    payload: &[u8],
+    n: u64,
+) -> Result<CountingBloomFilter, CountingDeltaError> {
+    let (digests, rest) = payload
+        .split_first_chunk::<16>()
+        .ok_or(CountingError::BitmapLength("a delta starts with two digests"))?;
+    let (b, r) = digests.split_at(8);
+    let want_base = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+    let want_result = u64::from_le_bytes(r.try_into().unwrap_or([0; 8]));
+    let actual = digest(base);
+    if actual != want_base {
+        return Err(CountingDeltaError::WrongBase {
+            expected: want_base,
+            actual,
+        });
+    }
+    let params = *base.params();
+    let (changed, values_at) = read_map(rest, params)?;
+    let values = rest.get(values_at..).unwrap_or_default();
+    let at = values_at.saturating_add(16);
+    let verr = |what| CountingError::Values { offset: at, what };
+    let mut dec = range::Decoder::new(values).map_err(verr)?;
+    let mut models = [range::BitModel::default(); DELTA_DECISIONS];
+    let mut counters = base.as_words().to_vec();
+    for i in changed.ones() {
+        let mut v: u64 = 0;
+        for model in &mut models {
+            if !dec.decode(model).map_err(verr)? {
+                break;
+            }
+            v = v.saturating_add(1);
+        }
+        // i < m (the map's padding was checked), so i/16 < counters.len().
+        if let Some(c) = counters.get_mut((i / 16) as usize) {
+            // i % 16 < 16: the shifts are below 64.
+            let shift = ((i % 16) as u32).saturating_mul(4);
+            *c = (*c & !(0xfu64 << shift)) | (v << shift);
+        }
+    }
+    dec.finish().map_err(verr)?;
+    let result = CountingBloomFilter::from_parts(params, n, counters);
+    let got = digest(&result);
+    if got != want_result {
+        return Err(CountingDeltaError::ResultMismatch {
+            expected: want_result,
+            actual: got,
+        });
+    }
+    Ok(result)
+}
+
+/// Reads a map (type, length, bytes) of m bits at the front of `data`;
+/// returns it and where the bytes after it start.
+fn read_map(data: &[u8], params: FilterParams) -> Result<(BloomFilter, usize), CountingError> {
+    let (&ty, rest) = data
+        .split_first()
+        .ok_or(CountingError::BitmapLength("empty payload"))?;
+    let (len, used) = varint::get(rest).map_err(CountingError::BitmapLength)?;
+    let start = used.saturating_add(1);
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|l| start.checked_add(l))
+        .filter(|&e| e <= data.len())
+        .ok_or(CountingError::BitmapLength("runs past the payload"))?;
+    let bytes = data.get(start..end).unwrap_or(&[]);
+    let p = FilterParams::new(params.m, params.k, params.seed);
+    let bits = match ty {
+        0 => BloomFilter::from_bytes(p, 0, bytes).map_err(|e| match e {
+            crate::FilterError::PaddingBitsSet { .. } => CountingError::Padding,
+            _ => CountingError::BitmapLength("a raw map is ceil(m/8) bytes"),
+        })?,
+        1 => {
+            if bytes.len() as u64 >= p.byte_len() {
+                return Err(CountingError::BitmapLength(
+                    "a coded map is shorter than ceil(m/8) bytes",
+                ));
+            }
+            let mut words = zeroed_words(p.word_len())
+                .map_err(|_| CountingError::BitmapLength("no memory for the map"))?;
+            coder::decode(bytes, p.m, &mut words).map_err(CountingError::Bitmap)?;
+            if !crate::filter::padding_is_clear(p.m, &words) {
+                return Err(CountingError::Padding);
+            }
+            BloomFilter::from_words_unchecked(p, 0, words)
+        }
+        other => return Err(CountingError::BitmapType(other)),
+    };
+    Ok((bits, end))
+}

@@ -772,9 +772,13 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
 fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
     let limits = a.limits.limits();
     let d = delta::inspect_delta(data, &limits)?;
-    if d.frame.kind == compressed_bloom::FilterKind::Scalable {
-        // Its old layers' sizes are the base's: without the base, only the
-        // header and the digests can be shown.
+    if matches!(
+        d.frame.kind,
+        compressed_bloom::FilterKind::Scalable | compressed_bloom::FilterKind::Counting
+    ) {
+        // A scalable delta's old layers are sized by the base, a counting
+        // delta carries counter values: only the header and the digests
+        // are shown without the base.
         let h = d.frame;
         let v = json!({
             "kind": h.kind.name(),
@@ -944,12 +948,8 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         (AnyFilter::Scalable(o), AnyFilter::Scalable(n), DeltaKind::Auto) => {
             delta::encode_delta_scalable(o, n)?
         }
-        (AnyFilter::Counting(_), AnyFilter::Counting(_), _) => {
-            return Err(
-                "the counting kind has no delta type in this format revision; \
-                        send the full frame (cbloom encode NEW)"
-                    .into(),
-            )
+        (AnyFilter::Counting(o), AnyFilter::Counting(n), DeltaKind::Auto) => {
+            delta::encode_delta_counting(o, n)?
         }
         (o, n, _) if o.kind() != n.kind() => {
             return Err(format!(
@@ -1010,6 +1010,7 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
         AnyFilter::Sparse(b) => delta::apply_sparse(b, &d, &limits)?,
         AnyFilter::Squid(b) => b.apply_delta(&d, &limits)?,
         AnyFilter::Scalable(b) => delta::apply_scalable(b, &d, &limits)?,
+        AnyFilter::Counting(b) => delta::apply_counting(b, &d, &limits)?,
         other => {
             return Err(format!("cannot apply a delta to a {} filter", other.kind().name()).into())
         }
