@@ -534,8 +534,18 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     // A kind-independent estimate from the fill (Swamidass & Baldi), and
     // the rate a random key sees: fill^k (for the partitioned kind, the
     // product of the partitions' fills, close to it).
-    let estimated_n = -(h.params.m as f64) / f64::from(h.params.k) * (-fill).ln_1p();
-    let expected_fpr = fill.powi(h.params.k as i32);
+    let (estimated_n, expected_fpr) = match &any {
+        // Layers of their own m and k: the sum of the layers' estimates,
+        // and 1 − Π(1 − fill_i^k_i).
+        AnyFilter::Scalable(f) => (
+            f.layers().iter().map(|l| l.filter.estimated_len()).sum(),
+            f.formula_fpr(),
+        ),
+        _ => (
+            -(h.params.m as f64) / f64::from(h.params.k) * (-fill).ln_1p(),
+            fill.powi(h.params.k as i32),
+        ),
+    };
     v["estimated_n"] = finite_or_null(estimated_n);
     v["expected_fpr"] = json!(expected_fpr);
     v[any.kind().name()] = kinds::kind_json(&any, h.payload_len);
