@@ -249,11 +249,7 @@ impl BloomFilter {
             });
         }
         let mut words = zeroed_words(params.word_len())?;
-        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            *w = u64::from_le_bytes(buf);
-        }
+        words_from_le_bytes(&mut words, bytes);
         if !padding_is_clear(params.m, &words) {
             return Err(FilterError::PaddingBitsSet { m: params.m });
         }
@@ -416,18 +412,7 @@ impl BloomFilter {
 
     /// The positions of the one bits, in increasing order.
     pub fn ones(&self) -> impl Iterator<Item = u64> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            let base = (wi as u64).saturating_mul(64);
-            let mut bits = w;
-            core::iter::from_fn(move || {
-                if bits == 0 {
-                    return None;
-                }
-                let p = base.saturating_add(u64::from(bits.trailing_zeros()));
-                bits &= bits.wrapping_sub(1);
-                Some(p)
-            })
-        })
+        ones_of(&self.words)
     }
 
     /// The packed words (little-endian bit order; see the module docs).
@@ -445,6 +430,34 @@ impl BloomFilter {
         }
         out.truncate(len);
         out
+    }
+}
+
+/// The positions of the one bits of packed words, in increasing order.
+pub(crate) fn ones_of(words: &[u64]) -> impl Iterator<Item = u64> + '_ {
+    words.iter().enumerate().flat_map(|(wi, &w)| {
+        let base = (wi as u64).saturating_mul(64);
+        let mut bits = w;
+        core::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let p = base.saturating_add(u64::from(bits.trailing_zeros()));
+            bits &= bits.wrapping_sub(1);
+            Some(p)
+        })
+    })
+}
+
+/// Packs little-endian bytes into words (the packed-array order of the
+/// module docs); a short last chunk fills the low bytes of its word.
+pub(crate) fn words_from_le_bytes(words: &mut [u64], bytes: &[u8]) {
+    for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+        let mut buf = [0u8; 8];
+        if let Some(dst) = buf.get_mut(..chunk.len()) {
+            dst.copy_from_slice(chunk);
+        }
+        *w = u64::from_le_bytes(buf);
     }
 }
 

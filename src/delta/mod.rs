@@ -675,12 +675,7 @@ pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec
     payload.extend_from_slice(&sparse::digest(old).to_le_bytes());
     payload.extend_from_slice(&sparse::digest(new).to_le_bytes());
     sparse::encode_payload(&changes, new.params().m, &mut payload);
-    let fields = HeaderFields {
-        filter_type: FilterType::Delta,
-        kind: FilterKind::Sparse,
-        identity: None,
-        squid_cblock: None,
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Sparse, FilterType::Delta);
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }
 
@@ -743,12 +738,7 @@ pub fn encode_delta_scalable(
     new: &ScalableBloomFilter,
 ) -> Result<Vec<u8>, crate::kinds::scalable::ScalableError> {
     let payload = scalable::encode_delta_payload(old, new)?;
-    let fields = HeaderFields {
-        filter_type: FilterType::Delta,
-        kind: FilterKind::Scalable,
-        identity: None,
-        squid_cblock: None,
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Scalable, FilterType::Delta);
     let p = crate::format::any::scalable_params(new);
     Ok(format::frame_bytes(&p, new.len(), &fields, &payload))
 }
@@ -778,15 +768,22 @@ pub fn apply_scalable(
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let declared = crate::format::any::scalable_declared(h);
-    scalable::apply_delta_payload(base, payload, &declared).map_err(|e| match e {
-        scalable::ScalableDeltaError::WrongBase { expected, actual } => {
-            DecodeError::WrongBase { expected, actual }
-        }
-        scalable::ScalableDeltaError::ResultMismatch { expected, actual } => {
-            DecodeError::ResultMismatch { expected, actual }
-        }
-        scalable::ScalableDeltaError::Payload(source) => DecodeError::Scalable { offset: at, source },
-    })
+    scalable::apply_delta_payload(base, payload, &declared)
+        .map_err(|e| kind_delta_error(e, |source| DecodeError::Scalable { offset: at, source }))
+}
+
+/// A kind's delta error as a [`DecodeError`]: the digest mismatches as for
+/// a standard filter, the payload's own error as `payload` says.
+fn kind_delta_error<E>(
+    e: crate::kinds::bits::KindDeltaError<E>,
+    payload: impl FnOnce(E) -> DecodeError,
+) -> DecodeError {
+    use crate::kinds::bits::KindDeltaError as K;
+    match e {
+        K::WrongBase { expected, actual } => DecodeError::WrongBase { expected, actual },
+        K::ResultMismatch { expected, actual } => DecodeError::ResultMismatch { expected, actual },
+        K::Payload(source) => payload(source),
+    }
 }
 
 /// Encodes the delta that turns the counting filter `old` into `new` (type
@@ -807,12 +804,7 @@ pub fn encode_delta_counting(
         });
     }
     let payload = counting::encode_delta_payload(old, new)?;
-    let fields = HeaderFields {
-        filter_type: FilterType::Delta,
-        kind: FilterKind::Counting,
-        identity: None,
-        squid_cblock: None,
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Delta);
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }
 
@@ -839,15 +831,8 @@ pub fn apply_counting(
     }
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let result = counting::apply_delta_payload(base, payload, h.n).map_err(|e| match e {
-        counting::CountingDeltaError::WrongBase { expected, actual } => {
-            DecodeError::WrongBase { expected, actual }
-        }
-        counting::CountingDeltaError::ResultMismatch { expected, actual } => {
-            DecodeError::ResultMismatch { expected, actual }
-        }
-        counting::CountingDeltaError::Payload(source) => DecodeError::Counting { offset: at, source },
-    })?;
+    let result = counting::apply_delta_payload(base, payload, h.n)
+        .map_err(|e| kind_delta_error(e, |source| DecodeError::Counting { offset: at, source }))?;
     *base = result;
     Ok(())
 }

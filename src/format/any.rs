@@ -167,10 +167,7 @@ pub fn encode_counting(f: &CountingBloomFilter) -> Vec<u8> {
     } else {
         (FilterType::Raw, counting::raw_payload(f))
     };
-    let fields = HeaderFields {
-        kind: FilterKind::Counting,
-        ..HeaderFields::plain(ty)
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Counting, ty);
     super::frame_bytes(f.params(), f.len(), &fields, &payload)
 }
 
@@ -183,21 +180,19 @@ pub(crate) fn scalable_params(f: &ScalableBloomFilter) -> crate::FilterParams {
 /// Encodes a scalable filter: its policy and every layer, each coded or
 /// raw, in one version-3 frame of kind 3, type 1 (docs/FORMAT.md 8.3).
 pub fn encode_scalable(f: &ScalableBloomFilter) -> Vec<u8> {
-    let fields = HeaderFields {
-        kind: FilterKind::Scalable,
-        ..HeaderFields::plain(FilterType::Coded)
-    };
-    super::frame_bytes(&scalable_params(f), f.len(), &fields, &scalable::encode_payload(f, false))
+    scalable_frame(f, false)
 }
 
 /// Encodes a scalable filter with every layer uncoded (the kind's frame is
 /// type 1 either way: the layers say how each is held).
 pub fn encode_scalable_raw(f: &ScalableBloomFilter) -> Vec<u8> {
-    let fields = HeaderFields {
-        kind: FilterKind::Scalable,
-        ..HeaderFields::plain(FilterType::Coded)
-    };
-    super::frame_bytes(&scalable_params(f), f.len(), &fields, &scalable::encode_payload(f, true))
+    scalable_frame(f, true)
+}
+
+fn scalable_frame(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
+    let fields = HeaderFields::of_kind(FilterKind::Scalable, FilterType::Coded);
+    let payload = scalable::encode_payload(f, raw);
+    super::frame_bytes(&scalable_params(f), f.len(), &fields, &payload)
 }
 
 /// Decodes exactly one scalable-filter frame occupying all of `data`.
@@ -242,10 +237,7 @@ fn decode_scalable_payload(
 
 /// Encodes a counting filter's counters uncoded (type 0, kind 1).
 pub fn encode_counting_raw(f: &CountingBloomFilter) -> Vec<u8> {
-    let fields = HeaderFields {
-        kind: FilterKind::Counting,
-        ..HeaderFields::plain(FilterType::Raw)
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Raw);
     super::frame_bytes(f.params(), f.len(), &fields, &counting::raw_payload(f))
 }
 
@@ -351,10 +343,7 @@ pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
 
 /// Encodes a partitioned filter's bit array uncoded (type 0, kind 2).
 pub fn encode_partitioned_raw(f: &PartitionedBloomFilter) -> Vec<u8> {
-    let fields = HeaderFields {
-        kind: FilterKind::Partitioned,
-        ..HeaderFields::plain(FilterType::Raw)
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Partitioned, FilterType::Raw);
     super::raw_frame(f.bits(), &fields)
 }
 
@@ -385,10 +374,7 @@ pub fn encode_sparse(f: &SparseFilter) -> Vec<u8> {
     let positions: Vec<u64> = f.positions().collect();
     let mut payload = Vec::new();
     sparse::encode_payload(&positions, f.params().m, &mut payload);
-    let fields = HeaderFields {
-        kind: FilterKind::Sparse,
-        ..HeaderFields::plain(FilterType::Coded)
-    };
+    let fields = HeaderFields::of_kind(FilterKind::Sparse, FilterType::Coded);
     super::frame_bytes(f.params(), f.len(), &fields, &payload)
 }
 

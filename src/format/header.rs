@@ -264,6 +264,16 @@ impl HeaderFields {
         }
     }
 
+    /// A frame of `kind` and `filter_type` without identity or metadata.
+    pub(crate) const fn of_kind(kind: FilterKind, filter_type: FilterType) -> Self {
+        HeaderFields {
+            filter_type,
+            kind,
+            identity: None,
+            squid_cblock: None,
+        }
+    }
+
     /// The lowest version that defines everything these fields and the
     /// hash scheme use.
     pub(crate) const fn version(&self, scheme: HashScheme) -> u8 {

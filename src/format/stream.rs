@@ -25,7 +25,7 @@
 use super::header::{self, FilterKind, FilterType, HeaderFields};
 use super::{DecodeError, DecodeLimits};
 use crate::coder::{self, BLOCK_BITS};
-use crate::filter::{padding_is_clear, zeroed_words, BloomFilter};
+use crate::filter::{padding_is_clear, words_from_le_bytes, zeroed_words, BloomFilter};
 use crate::wire::varint;
 use std::io::{self, Read, Write};
 use thiserror::Error;
@@ -228,14 +228,8 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
                 let take = left.min(CHUNK as u64) as usize;
                 let chunk = buf.get_mut(..take).unwrap_or_default();
                 src.take(chunk)?;
-                for (i, &b) in chunk.iter().enumerate() {
-                    let byte = at.saturating_add(i);
-                    // byte % 8 < 8: the shift is below 64.
-                    let shift = ((byte % 8) as u32).saturating_mul(8);
-                    if let Some(w) = words.get_mut(byte / 8) {
-                        *w |= u64::from(b) << shift;
-                    }
-                }
+                // at is a multiple of CHUNK, so of 8: the chunk starts a word.
+                words_from_le_bytes(words.get_mut(at / 8..).unwrap_or_default(), chunk);
                 at = at.saturating_add(take);
                 left = left.saturating_sub(take as u64);
             }

@@ -6,5 +6,6 @@
 
 pub mod partitioned;
 pub mod sparse;
+pub mod bits;
 pub mod counting;
 pub mod scalable;

@@ -16,8 +16,9 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
+use super::bits::{put_bits, read_bits, split_digests, BitsError};
 use crate::coder;
-use crate::filter::{zeroed_words, BloomFilter, FilterError, FilterParams};
+use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
 use thiserror::Error;
 
@@ -363,36 +364,13 @@ fn put_policy(out: &mut Vec<u8>, p: &ScalablePolicy) {
     }
 }
 
-/// Appends a layer's bits: type (0 raw, 1 coded), length, bytes; coded
-/// when that is smaller, unless `raw`.
-fn put_bits(
-    out: &mut Vec<u8>,
-    words: &[u64],
-    m: u64,
-    raw: bool,
-    raw_bytes: impl FnOnce() -> Vec<u8>,
-) {
-    let mut coded = Vec::new();
-    if !raw {
-        coder::encode(words, m, &mut coded);
-    }
-    let (ty, bytes) = if !raw && (coded.len() as u64) < m.div_ceil(8) {
-        (1u8, coded)
-    } else {
-        (0u8, raw_bytes())
-    };
-    out.push(ty);
-    varint::put(out, bytes.len() as u64);
-    out.extend_from_slice(&bytes);
-}
-
 /// Appends a whole layer: m, k, n, capacity (varints), then its bits.
 fn put_layer(out: &mut Vec<u8>, l: &Layer, raw: bool) {
     let p = l.filter.params();
     for v in [p.m, u64::from(p.k), l.filter.len(), l.capacity] {
         varint::put(out, v);
     }
-    put_bits(out, l.filter.as_words(), p.m, raw, || l.filter.to_bytes());
+    put_bits(out, l.filter.as_words(), p.m, raw);
 }
 
 /// The full payload (type 1): policy, layer count, layers (each coded when
@@ -445,12 +423,7 @@ pub fn encode_delta_payload(
             .zip(n.filter.as_words())
             .map(|(a, b)| a ^ b)
             .collect();
-        let m = n.filter.m();
-        put_bits(&mut out, &xor, m, false, || {
-            let mut bytes: Vec<u8> = xor.iter().flat_map(|w| w.to_le_bytes()).collect();
-            bytes.truncate(m.div_ceil(8) as usize);
-            bytes
-        });
+        put_bits(&mut out, &xor, n.filter.m(), false);
     }
     for l in new.layers.get(old.layers.len()..).unwrap_or_default() {
         put_layer(&mut out, l, false);
@@ -512,51 +485,24 @@ impl<'a> Reader<'a> {
     /// A layer's bits (type, length, bytes) for an m-bit array, as words.
     fn bits(&mut self, m: u64, layer: u64) -> Result<Vec<u64>, ScalableError> {
         let at = self.at;
-        let ty = *self
-            .data
-            .get(self.at)
-            .ok_or(ScalableError::Payload { what: "missing layer type", offset: at })?;
-        self.at = self.at.saturating_add(1);
-        let len = self.varint("bad layer length")?;
-        let bytes = self.bytes(len, "layer bytes past the payload")?;
-        let bits_err = |source| ScalableError::Bits { layer, source };
-        let mut words = zeroed_words(m.div_ceil(64) as usize).map_err(bits_err)?;
-        match ty {
-            0 => {
-                if len != m.div_ceil(8) {
-                    return Err(ScalableError::Payload {
-                        what: "a raw layer is ceil(m/8) bytes",
-                        offset: at,
-                    });
-                }
-                for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
-                    let mut b = [0u8; 8];
-                    if let Some(dst) = b.get_mut(..chunk.len()) {
-                        dst.copy_from_slice(chunk);
-                    }
-                    *w = u64::from_le_bytes(b);
-                }
-            }
-            1 => {
-                if len >= m.div_ceil(8) {
-                    return Err(ScalableError::Payload {
-                        what: "a coded layer is shorter than ceil(m/8) bytes",
-                        offset: at,
-                    });
-                }
-                coder::decode(bytes, m, &mut words)
-                    .map_err(|source| ScalableError::Coded { layer, source })?;
-            }
-            _ => {
-                return Err(ScalableError::Payload {
-                    what: "layer type is 0 (raw) or 1 (coded)",
-                    offset: at,
-                })
-            }
-        }
-        if !crate::filter::padding_is_clear(m, &words) {
-            return Err(bits_err(FilterError::PaddingBitsSet { m }));
-        }
+        let rest = self.data.get(at..).unwrap_or_default();
+        let (words, used) = read_bits(rest, m).map_err(|e| match e {
+            BitsError::Type(_) => ScalableError::Payload {
+                what: "layer type is 0 (raw) or 1 (coded)",
+                offset: at,
+            },
+            BitsError::Length(what) => ScalableError::Payload { what, offset: at },
+            BitsError::Coded(source) => ScalableError::Coded { layer, source },
+            BitsError::Padding => ScalableError::Bits {
+                layer,
+                source: FilterError::PaddingBitsSet { m },
+            },
+            BitsError::NoMemory => ScalableError::Bits {
+                layer,
+                source: FilterError::OutOfMemory { bytes: m.div_ceil(8) },
+            },
+        })?;
+        self.at = at.saturating_add(used);
         Ok(words)
     }
 
@@ -646,29 +592,7 @@ pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilte
 }
 
 /// Why a scalable delta does not apply.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ScalableDeltaError {
-    /// The delta was made from another filter.
-    #[error("the delta's base digest {expected:016x} is not this filter's {actual:016x}")]
-    WrongBase {
-        /// The digest the delta names.
-        expected: u64,
-        /// This filter's digest.
-        actual: u64,
-    },
-    /// Applying it did not give the filter the delta names.
-    #[error("the result's digest {actual:016x} is not the delta's {expected:016x}")]
-    ResultMismatch {
-        /// The digest the delta names.
-        expected: u64,
-        /// What applying gave.
-        actual: u64,
-    },
-    /// The payload is malformed.
-    #[error(transparent)]
-    Payload(#[from] ScalableError),
-}
+pub type ScalableDeltaError = super::bits::KindDeltaError<ScalableError>;
 
 /// Applies a delta payload to `base` (in place; unchanged on any error).
 ///
@@ -683,10 +607,11 @@ pub fn apply_delta_payload(
         data: payload,
         at: 0,
     };
-    let digests = r.bytes(16, "a delta starts with two digests")?;
-    let (b, rd) = digests.split_at(8);
-    let want_base = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    let want_result = u64::from_le_bytes(rd.try_into().unwrap_or([0; 8]));
+    let (want_base, want_result, _) = split_digests(payload).ok_or(ScalableError::Payload {
+        what: "a delta starts with two digests",
+        offset: 0,
+    })?;
+    r.at = 16;
     let actual = base.digest();
     if actual != want_base {
         return Err(ScalableDeltaError::WrongBase {
