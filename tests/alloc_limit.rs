@@ -33,9 +33,14 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     // The constant: one 32 KiB decode table per thread in flight (2 here),
     // and small vectors (block table, jobs). 128 KiB covers it.
     let allowance = (max_m / 8) as usize + 128 * 1024;
-    // Applying a conditional delta also holds one decoded coder block (2^23
-    // bits, 1 MiB) while it scatters the block into the result.
-    let apply_allowance = allowance + (compressed_bloom::coder::BLOCK_BITS / 8) as usize;
+    // Applying a conditional delta also holds, on each of its threads (one
+    // per core, at most one per coder block: 2 here), a decoded coder block
+    // of each part (2^23 bits, 1 MiB each) and a decode table, while it
+    // scatters them into the result (docs/HARDENING.md).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(compressed_bloom::coder::block_count(max_m) as usize);
+    let block = (compressed_bloom::coder::BLOCK_BITS / 8) as usize;
+    let apply_allowance = allowance + threads * (2 * block + 32 * 1024);
     let p = FilterParams::new(max_m, 2, 1);
     let filled = |keys: std::ops::Range<u32>| {
         let mut f = BloomFilter::new(p).unwrap();

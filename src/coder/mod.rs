@@ -137,7 +137,7 @@ pub(crate) fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
 }
 
 /// Threads to use for `blocks` blocks (1 unless the array is large).
-fn threads_for(blocks: u64) -> usize {
+pub(crate) fn threads_for(blocks: u64) -> usize {
     if blocks < 2 {
         return 1;
     }
@@ -293,11 +293,64 @@ fn block_ranges(payload: &[u8], m: u64) -> Result<Vec<(usize, usize)>, CoderErro
     Ok(ranges)
 }
 
+/// A payload's block table, checked, from which any block can be decoded on
+/// its own: for readers that walk an array front to back (or from any block
+/// on) without holding all of it, as the conditional delta's scatter does.
+pub(crate) struct Blocks<'a> {
+    payload: &'a [u8],
+    ranges: Vec<(usize, usize)>,
+    m: u64,
+}
+
+impl<'a> Blocks<'a> {
+    /// Reads and checks the block table of a payload for an m-bit array.
+    ///
+    /// # Errors
+    /// [`CoderError::BlockTable`] if the table is malformed.
+    pub(crate) fn new(payload: &'a [u8], m: u64) -> Result<Self, CoderError> {
+        Ok(Blocks {
+            payload,
+            ranges: block_ranges(payload, m)?,
+            m,
+        })
+    }
+
+    /// Length of the payload (the offset reported when a reader asks for a
+    /// block past the last).
+    pub(crate) fn payload_len(&self) -> usize {
+        self.payload.len()
+    }
+
+    /// Decodes block `b` into `words` (resized to the block's ⌈bits/64⌉
+    /// words) and returns its bit count; bits past the count in the last word
+    /// are 0. An index past the last block is reported as a stream that ends
+    /// early (callers ask only for blocks the array has).
+    ///
+    /// # Errors
+    /// Any [`CoderError`] of the block, with payload offsets.
+    pub(crate) fn decode_into(&self, b: usize, words: &mut Vec<u64>) -> Result<u64, CoderError> {
+        let Some(&(s, e)) = self.ranges.get(b) else {
+            return Err(CoderError::UnexpectedEnd {
+                offset: self.payload.len(),
+            });
+        };
+        // b < len, so b · BLOCK_BITS < m: no overflow.
+        let bits = self
+            .m
+            .saturating_sub((b as u64).saturating_mul(BLOCK_BITS))
+            .min(BLOCK_BITS);
+        words.clear();
+        words.resize(bits.div_ceil(64) as usize, 0);
+        let stream = self.payload.get(s..e).unwrap_or_default();
+        block::decode_block(stream, bits, words, s)?;
+        Ok(bits)
+    }
+}
+
 /// Decodes a payload for an m-bit array one block at a time on the calling
 /// thread, handing each block to `sink` as (index of its first bit, its
 /// words, its bit count); bits past the count in the last word are 0. Memory
-/// is one block's words (at most [`BLOCK_BITS`]/8 bytes), whatever m is: the
-/// conditional delta decoder scatters each block into the result as it goes.
+/// is one block's words (at most [`BLOCK_BITS`]/8 bytes), whatever m is.
 ///
 /// # Errors
 /// As [`decode`]; blocks before the failing one have been handed to `sink`.
@@ -306,18 +359,11 @@ pub fn decode_each_block(
     m: u64,
     mut sink: impl FnMut(u64, &[u64], u64),
 ) -> Result<(), CoderError> {
-    let ranges = block_ranges(payload, m)?;
-    let first_bits = m.min(BLOCK_BITS);
-    let mut words = vec![0u64; first_bits.div_ceil(64) as usize];
-    for ((w0, bits), (s, e)) in block_spans(m).zip(ranges) {
-        // bits <= first_bits, so the block fits in `words`.
-        let block = words
-            .get_mut(..bits.div_ceil(64) as usize)
-            .unwrap_or_default();
-        block.fill(0);
-        let stream = payload.get(s..e).unwrap_or_default();
-        block::decode_block(stream, bits, block, s)?;
-        sink((w0 as u64).saturating_mul(64), block, bits);
+    let blocks = Blocks::new(payload, m)?;
+    let mut words = Vec::with_capacity(m.min(BLOCK_BITS).div_ceil(64) as usize);
+    for (b, (w0, _)) in block_spans(m).enumerate() {
+        let bits = blocks.decode_into(b, &mut words)?;
+        sink((w0 as u64).saturating_mul(64), &words, bits);
     }
     Ok(())
 }

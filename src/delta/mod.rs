@@ -29,7 +29,7 @@ use crate::kinds::sparse::{self, SparseFilter};
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 #[cfg(feature = "std")]
 use crate::math::log2_binomial;
-use split::{Scatter, Side};
+use split::Side;
 use crate::counting::CountingBloomFilter;
 use crate::kinds::counting;
 use crate::kinds::scalable::{self, ScalableBloomFilter};
@@ -590,8 +590,46 @@ fn checked_xor(
         let (at, len) = plain_span(h);
         return format::decode_coded(frame_slice(data, at, len)?, &h.params, at);
     };
+    scatter_parts(base, data, h, &layout)
+}
+
+/// Decodes a conditional delta's two parts into the XOR, given the base. The
+/// filter's words are cut into one range per thread (up to one per core for
+/// arrays of two coder blocks or more); each range finds where its part bits
+/// start from the base's ranks, which one popcount pass (the same that checks
+/// `base_ones`) yields, and decodes the blocks it needs itself. Memory beyond
+/// the XOR: two coder blocks (2 MiB at most) and a 32 KiB decode table per
+/// thread. Errors are those of the first range that fails, in filter order,
+/// so they do not depend on the thread count.
+fn scatter_parts(
+    base: &BloomFilter,
+    data: &[u8],
+    h: &FrameHeader,
+    layout: &PartLayout,
+) -> Result<Vec<u64>, DecodeError> {
     let m = h.params.m;
-    if base.count_ones() != layout.base_ones {
+    let words = base.as_words();
+    let n = words.len();
+    #[cfg(feature = "std")]
+    let threads = coder::threads_for(coder::block_count(m));
+    #[cfg(not(feature = "std"))]
+    let threads = 1usize;
+    // Range t is words [n·t/T, n·(t+1)/T); n < 2^50, so n·t cannot overflow.
+    let bounds: Vec<usize> = (0..=threads)
+        .map(|t| n.saturating_mul(t).checked_div(threads).unwrap_or(0))
+        .collect();
+    let mut ranks = Vec::with_capacity(threads);
+    let mut ones = 0u64;
+    for pair in bounds.windows(2) {
+        if let [a, b] = *pair {
+            ranks.push(ones);
+            let range = words.get(a..b).unwrap_or_default();
+            // At most 2^56 bits: the sum cannot overflow.
+            let count: u64 = range.iter().map(|w| u64::from(w.count_ones())).sum();
+            ones = ones.saturating_add(count);
+        }
+    }
+    if ones != layout.base_ones {
         // The digest matched, so the frame itself is inconsistent.
         return Err(DecodeError::InvalidField {
             offset: h.header_len.saturating_add(DIGESTS_LEN),
@@ -599,13 +637,54 @@ fn checked_xor(
             reason: "differs from the 1 bits of the base the digest names",
         });
     }
+    let [zeros_part, ones_part] = layout.parts(m);
+    let blocks = |(_, bits, at, len): (Side, u64, usize, usize)| {
+        if bits == 0 {
+            return Ok(None);
+        }
+        coder::Blocks::new(frame_slice(data, at, len)?, bits)
+            .map(Some)
+            .map_err(|source| DecodeError::Payload { offset: at, source })
+    };
+    let (zb, ob) = (blocks(zeros_part)?, blocks(ones_part)?);
     let mut xor = zeroed_words(h.params.word_len())?;
-    for (side, bits, at, len) in layout.parts(m) {
-        let mut scatter = Scatter::new(base.as_words(), m, side);
-        decode_array(data, at, len, bits, |words, n| {
-            scatter.feed(words, n, &mut xor)
-        })?;
-        debug_assert!(scatter.is_complete());
+    let run = |w0: usize, rank: u64, out: &mut [u64]| {
+        // w0 < n, so 64·w0 < m + 64 and rank <= 64·w0.
+        let zeros_start = (w0 as u64).saturating_mul(64).saturating_sub(rank);
+        let mut z = split::PartReader::new(zb.as_ref(), zeros_start);
+        let mut o = split::PartReader::new(ob.as_ref(), rank);
+        split::scatter(words, m, w0, out, &mut z, &mut o).map_err(|(side, source)| {
+            let at = if side == Side::Zeros { zeros_part.2 } else { ones_part.2 };
+            DecodeError::Payload { offset: at, source }
+        })
+    };
+    let mut jobs = Vec::with_capacity(threads);
+    let mut rest = xor.as_mut_slice();
+    for (pair, &rank) in bounds.windows(2).zip(&ranks) {
+        if let [a, b] = *pair {
+            let (head, tail) = rest.split_at_mut(b.saturating_sub(a).min(rest.len()));
+            rest = tail;
+            jobs.push((a, rank, head));
+        }
+    }
+    #[cfg(feature = "std")]
+    if jobs.len() > 1 {
+        let results: Vec<Result<(), DecodeError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|(a, rank, out)| s.spawn(move || run(a, rank, out)))
+                .collect();
+            handles
+                .into_iter()
+                // A panic in a worker is a bug: re-raise it here.
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        results.into_iter().collect::<Result<(), _>>()?;
+        return Ok(xor);
+    }
+    for (a, rank, out) in jobs {
+        run(a, rank, out)?;
     }
     Ok(xor)
 }
@@ -866,8 +945,9 @@ pub fn decode_xor(
 /// [`apply_with_digest`], which refuses a delta for another base without
 /// reading the base.
 ///
-/// Memory: the result's bit array, plus for a conditional delta one coder
-/// block (1 MiB at most) while it decodes.
+/// Memory: the result's bit array, plus for a conditional delta, on each of
+/// its threads (one per core, at most one per coder block), one decoded
+/// coder block of each part (1 MiB each at most) and a 32 KiB decode table.
 ///
 /// # Errors
 /// Any [`DecodeError`] of the frame; [`DecodeError::ParamsMismatch`] if the

@@ -10,6 +10,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
+use crate::coder::{Blocks, CoderError, BLOCK_BITS};
 /// Which of the base's bits a part covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -120,53 +121,76 @@ const SELECT_IN_BYTE: [[u8; 8]; 256] = {
 
 /// Places the low `popcount(mask)` bits of `src` at the set positions of
 /// `mask`, lowest first (the software `pdep`). It walks whichever of src's
-/// 1s and 0s are fewer, at one table step per bit plus at most 8 byte steps:
-/// at most 40 steps per word, and none for a chunk of all 0s or all 1s, so a
-/// conditional delta costs time in proportion to its changed bits, not to
-/// m (docs/HARDENING.md, "Cost").
+/// 1s and 0s are fewer, one branch-free select per bit (at most 32 per
+/// word), and takes no step at all for a mask of all ones (a base word of
+/// one value) or a source of all 0s or all 1s, so a conditional delta costs
+/// time in proportion to its changed bits, not to m (docs/HARDENING.md,
+/// "Cost").
 fn deposit(src: u64, mask: u64) -> u64 {
-    let need = mask.count_ones();
+    if mask == u64::MAX {
+        return src;
+    }
+    let prefix = byte_prefix(mask);
+    // The cumulative count in the top byte is popcount(mask).
+    let need = (prefix >> 56) as u32;
     let src = src & low_mask(u64::from(need));
+    if src & src.wrapping_sub(1) == 0 {
+        // One bit (the common case of a sparse change), or none.
+        return if src == 0 {
+            0
+        } else {
+            1u64 << select_in_word(mask, prefix, src.trailing_zeros())
+        };
+    }
     if src.count_ones() > need / 2 {
-        mask & !deposit_sparse(!src & low_mask(u64::from(need)), mask)
+        mask & !deposit_sparse(!src & low_mask(u64::from(need)), mask, prefix)
     } else {
-        deposit_sparse(src, mask)
+        deposit_sparse(src, mask, prefix)
     }
 }
 
+/// Ones in every byte of `x`, as a cumulative sum: byte b of the result
+/// holds the number of set bits in bytes 0..=b of `x` (at most 64, so no
+/// byte overflows into the next).
+fn byte_prefix(x: u64) -> u64 {
+    const B: u64 = 0x0101_0101_0101_0101;
+    let s = x.wrapping_sub((x >> 1) & 0x5555_5555_5555_5555);
+    let s = (s & 0x3333_3333_3333_3333).wrapping_add((s >> 2) & 0x3333_3333_3333_3333);
+    let s = s.wrapping_add(s >> 4) & 0x0F0F_0F0F_0F0F_0F0F;
+    s.wrapping_mul(B)
+}
+
+/// Position of the j-th (from 0) set bit of `mask`, whose [`byte_prefix`]
+/// is `prefix`; j must be below popcount(mask) (else the answer is some
+/// position, never a panic). Broadword select: the target byte is the number
+/// of bytes whose cumulative count is <= j (a SWAR comparison, each byte
+/// (128 + j) − prefix_b >= 64 so no borrow crosses bytes, then a
+/// multiplication sums the flags), and a table selects inside the byte.
+fn select_in_word(mask: u64, prefix: u64, j: u32) -> u32 {
+    const B: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    let jj = u64::from(j & 63).wrapping_mul(B);
+    let le = ((jj | H).wrapping_sub(prefix)) & H;
+    // At most 8 flags: byte < 8 when j < popcount(mask), clamped otherwise.
+    let byte = (((le >> 7).wrapping_mul(B) >> 56) as u32).min(7);
+    let shift = byte.wrapping_mul(8);
+    // Set bits in the bytes below `byte` (prefix shifted up one byte).
+    let below = ((prefix << 8) >> shift) as u32 & 0xFF;
+    let b = ((mask >> shift) & 0xFF) as usize;
+    let sel = SELECT_IN_BYTE
+        .get(b)
+        .and_then(|row| row.get(j.wrapping_sub(below) as usize))
+        .copied()
+        .unwrap_or(0);
+    shift.wrapping_add(u32::from(sel)) & 63
+}
+
 /// [`deposit`] one set bit of `src` at a time: the j-th bit of src goes to
-/// the j-th set bit of mask, found by skipping whole bytes of the mask and
-/// selecting inside the byte by table.
-fn deposit_sparse(mut src: u64, mask: u64) -> u64 {
+/// the j-th set bit of mask.
+fn deposit_sparse(mut src: u64, mask: u64, prefix: u64) -> u64 {
     let mut out = 0u64;
-    // The mask byte being searched and the mask's set bits below it.
-    let mut byte = 0u32;
-    let mut below = 0u32;
     while src != 0 {
-        let j = src.trailing_zeros();
-        loop {
-            if byte >= 8 {
-                // src has no more bits than mask (deposit masks it), so
-                // this is unreachable; stopping is the safe answer.
-                return out;
-            }
-            // byte < 8: the shift is below 64.
-            let b = ((mask >> byte.wrapping_mul(8)) & 0xFF) as usize;
-            let c = b.count_ones();
-            // below + c <= 64 and j < 64: no overflow.
-            if below.wrapping_add(c) > j {
-                let sel = SELECT_IN_BYTE
-                    .get(b)
-                    .and_then(|row| row.get(j.wrapping_sub(below) as usize))
-                    .copied()
-                    .unwrap_or(8);
-                // sel < 8 because the byte has more than j − below set bits.
-                out |= 1u64 << (byte.wrapping_mul(8).wrapping_add(u32::from(sel)) & 63);
-                break;
-            }
-            below = below.wrapping_add(c);
-            byte = byte.wrapping_add(1);
-        }
+        out |= 1u64 << select_in_word(mask, prefix, src.trailing_zeros());
         src &= src.wrapping_sub(1);
     }
     out
@@ -190,112 +214,184 @@ fn bits_at(words: &[u64], at: u64, count: u32) -> u64 {
     (lo | hi) & low_mask(u64::from(count))
 }
 
-/// Scatters a part, fed in order one decoded block at a time, into the XOR
-/// array `out` (zeroed on entry): the inverse of [`gather`]. Works word by
-/// word of the filter: word i takes the next popcount(mask_i) bits of the
-/// part and deposits them at the mask's positions.
-pub(crate) struct Scatter<'a> {
-    base: &'a [u64],
-    m: u64,
-    side: Side,
-    /// The filter word being filled.
-    word: usize,
-    /// Its mask and how many part bits it takes.
-    mask: u64,
-    need: u32,
-    /// Part bits gathered for it so far.
-    chunk: u64,
-    have: u32,
+/// One part's bits, read front to back from any starting bit, decoding one
+/// coder block at a time into a buffer of its own (at most
+/// [`BLOCK_BITS`]/8 bytes).
+pub(crate) struct PartReader<'b, 'a> {
+    /// The part's blocks; `None` for a part of no bits.
+    blocks: Option<&'b Blocks<'a>>,
+    buf: Vec<u64>,
+    /// The block to decode when `buf` runs out.
+    next: usize,
+    /// Bits to skip at the front of the next block decoded (the starting
+    /// bit's offset in its block; 0 after the first block).
+    skip: u64,
+    /// Bits in `buf`, and the next one to read (at <= bits).
+    bits: u64,
+    at: u64,
+    /// The first set bit of `buf` at or after `at`, or `bits` if none is
+    /// left (at <= one <= bits): reads that end at or before it are all 0s.
+    one: u64,
 }
 
-impl<'a> Scatter<'a> {
-    pub(crate) fn new(base: &'a [u64], m: u64, side: Side) -> Self {
-        let mut s = Scatter {
-            base,
-            m,
-            side,
-            word: 0,
-            mask: 0,
-            need: 0,
-            chunk: 0,
-            have: 0,
-        };
-        s.load(0);
-        s
+impl<'b, 'a> PartReader<'b, 'a> {
+    /// A reader whose first bit is bit `start` of the part.
+    pub(crate) fn new(blocks: Option<&'b Blocks<'a>>, start: u64) -> Self {
+        PartReader {
+            blocks,
+            buf: Vec::new(),
+            next: usize::try_from(start / BLOCK_BITS).unwrap_or(usize::MAX),
+            skip: start % BLOCK_BITS,
+            bits: 0,
+            at: 0,
+            one: 0,
+        }
     }
 
-    /// Moves to the first word at or after `i` that takes part bits.
-    fn load(&mut self, mut i: usize) {
-        while i < self.base.len() {
-            let mask = side_mask(self.base, self.m, i, self.side);
-            if mask != 0 {
-                self.word = i;
-                self.mask = mask;
-                self.need = mask.count_ones();
-                self.chunk = 0;
-                self.have = 0;
-                return;
-            }
-            // i < base.len(): no overflow.
+    /// True if the next `n` bits are all 0 and lie in the buffer: then
+    /// [`Self::advance`] may skip them.
+    #[inline]
+    pub(crate) fn zeros_ahead(&self, n: u32) -> bool {
+        // at <= one: no wrap.
+        u64::from(n) <= self.one.wrapping_sub(self.at)
+    }
+
+    /// Skips `n` bits that [`Self::zeros_ahead`] found to be 0.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: u32) {
+        // at + n <= one <= bits.
+        self.at = self.at.wrapping_add(u64::from(n));
+    }
+
+    /// Moves `one` to the first set bit at or after `at` (scanning forward:
+    /// each word of the buffer is scanned a bounded number of times).
+    fn find_one(&mut self) {
+        let mut i = (self.at / 64) as usize;
+        let mut w = self.buf.get(i).copied().unwrap_or(0) & (u64::MAX << (self.at % 64));
+        while w == 0 {
             i = i.wrapping_add(1);
-        }
-        self.word = self.base.len();
-        self.need = 0;
-    }
-
-    /// Feeds the next `bits` bits of the part (in `block`) into `out`. The
-    /// caller feeds exactly the part's length in total, so every bit has a
-    /// place; any excess is ignored.
-    pub(crate) fn feed(&mut self, block: &[u64], bits: u64, out: &mut [u64]) {
-        let mut at = 0u64;
-        while at < bits && self.need != 0 {
-            // A whole word of the side with nothing gathered yet (the base
-            // word is all of the side's value): its 64 part bits are the
-            // word itself, no deposit needed. This is the common case of a
-            // sparse base's zeros, and of an adversary's all-ones part.
-            if self.need == 64 && self.have == 0 {
-                let mut i = self.word;
-                // at + 64 <= bits and i < base.len() inside the loop.
-                while bits.wrapping_sub(at) >= 64
-                    && side_mask(self.base, self.m, i, self.side) == u64::MAX
-                {
-                    let chunk = bits_at(block, at, 64);
-                    if chunk != 0 {
-                        if let Some(w) = out.get_mut(i) {
-                            *w |= chunk;
-                        }
-                    }
-                    at = at.wrapping_add(64);
-                    i = i.wrapping_add(1);
-                }
-                if i != self.word {
-                    self.load(i);
-                    continue;
+            match self.buf.get(i) {
+                Some(&next) => w = next,
+                None => {
+                    self.one = self.bits;
+                    return;
                 }
             }
-            // have < need <= 64 between calls and at < bits: the differences
-            // are positive, and have + take <= need, at + take <= bits.
-            let take =
-                u64::from(self.need.wrapping_sub(self.have)).min(bits.wrapping_sub(at)) as u32;
-            self.chunk |= bits_at(block, at, take) << self.have;
-            self.have = self.have.wrapping_add(take);
-            at = at.wrapping_add(u64::from(take));
-            if self.have == self.need {
-                if self.chunk != 0 {
-                    if let Some(w) = out.get_mut(self.word) {
-                        *w |= deposit(self.chunk, self.mask);
-                    }
-                }
-                // word < base.len() while need != 0: no overflow.
-                self.load(self.word.wrapping_add(1));
-            }
         }
+        // i < buf.len() <= 2^17: no overflow. Bits past `bits` are 0.
+        self.one = ((i as u64) << 6)
+            .wrapping_add(u64::from(w.trailing_zeros()))
+            .min(self.bits);
     }
 
-    /// True once every position of the side has received its bit.
-    pub(crate) fn is_complete(&self) -> bool {
-        self.need == 0
+    /// The next `n` (<= 64) bits of the part, as the low bits of a u64.
+    ///
+    /// # Errors
+    /// The error of the block that holds them, which is decoded here; asking
+    /// past the part's end is reported as a stream that ends early.
+    #[inline]
+    pub(crate) fn take(&mut self, n: u32) -> Result<u64, CoderError> {
+        // at <= bits: no wrap.
+        let v = if u64::from(n) <= self.bits.wrapping_sub(self.at) {
+            let v = bits_at(&self.buf, self.at, n);
+            self.at = self.at.wrapping_add(u64::from(n));
+            v
+        } else {
+            self.take_across(n.min(64))?
+        };
+        if self.at > self.one {
+            self.find_one();
+        }
+        Ok(v)
     }
+
+    /// [`Self::take`] where the bits run into the next block.
+    #[cold]
+    fn take_across(&mut self, n: u32) -> Result<u64, CoderError> {
+        let mut v = 0u64;
+        let mut have = 0u32;
+        while have < n {
+            if self.at == self.bits {
+                self.load()?;
+            }
+            // have < n <= 64 and at < bits after a load: 0 < t <= n − have,
+            // so the loop ends, and the shift by have is below 64.
+            let t = u64::from(n.wrapping_sub(have)).min(self.bits.wrapping_sub(self.at)) as u32;
+            v |= bits_at(&self.buf, self.at, t) << have;
+            have = have.wrapping_add(t);
+            self.at = self.at.wrapping_add(u64::from(t));
+        }
+        Ok(v)
+    }
+
+    /// Decodes the next block into the buffer.
+    fn load(&mut self) -> Result<(), CoderError> {
+        let Some(blocks) = self.blocks else {
+            return Err(CoderError::UnexpectedEnd { offset: 0 });
+        };
+        self.bits = blocks.decode_into(self.next, &mut self.buf)?;
+        self.next = self.next.saturating_add(1);
+        self.at = core::mem::take(&mut self.skip);
+        if self.at >= self.bits {
+            // A start past the part's end: nothing is left to read.
+            self.at = self.bits;
+            self.one = self.bits;
+            return Err(CoderError::UnexpectedEnd {
+                offset: blocks.payload_len(),
+            });
+        }
+        self.one = self.at;
+        self.find_one();
+        Ok(())
+    }
+}
+
+/// Scatters the two parts of a conditional delta into `out`, the XOR words
+/// of the m-bit filter from word `w0` on (the inverse of [`gather`]): word i
+/// takes the next popcount of its base 0s from `zeros` and of its base 1s
+/// from `ones`, and deposits each at its mask's positions. Both readers
+/// start at the first part bit word `w0` takes. A word whose part bits are
+/// all 0 (the common case: few bits change) costs one popcount and two
+/// reads. `out` must be zeroed. On error, the side whose block failed.
+pub(crate) fn scatter(
+    base: &[u64],
+    m: u64,
+    w0: usize,
+    out: &mut [u64],
+    zeros: &mut PartReader<'_, '_>,
+    ones: &mut PartReader<'_, '_>,
+) -> Result<(), (Side, CoderError)> {
+    for (i, o) in (w0..).zip(out.iter_mut()) {
+        let b = base.get(i).copied().unwrap_or(0);
+        let width = m.saturating_sub((i as u64).saturating_mul(64)).min(64);
+        let valid = low_mask(width);
+        let one_mask = b & valid;
+        let zero_mask = !b & valid;
+        let n1 = one_mask.count_ones();
+        // n1 <= width <= 64.
+        let n0 = (width as u32).wrapping_sub(n1);
+        let (zero_free, one_free) = (zeros.zeros_ahead(n0), ones.zeros_ahead(n1));
+        if zero_free && one_free {
+            // No change in this word: `out` is zeroed, nothing to write.
+            zeros.advance(n0);
+            ones.advance(n1);
+            continue;
+        }
+        let z = if zero_free {
+            zeros.advance(n0);
+            0
+        } else {
+            deposit(zeros.take(n0).map_err(|e| (Side::Zeros, e))?, zero_mask)
+        };
+        let x = if one_free {
+            ones.advance(n1);
+            0
+        } else {
+            deposit(ones.take(n1).map_err(|e| (Side::Ones, e))?, one_mask)
+        };
+        *o = z | x;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -328,8 +424,32 @@ mod tests {
         w
     }
 
-    /// Gather then scatter (fed in uneven pieces) is the identity, and the
-    /// two parts together hold every XOR bit once.
+    /// The coded payload of a part, or none for a part of no bits.
+    fn coded(part: &[u64], len: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        if len > 0 {
+            crate::coder::encode(part, len, &mut out);
+        }
+        out
+    }
+
+    /// Scatters words [w0, w1) of the filter from the coded parts.
+    fn scatter_range(
+        base: &[u64],
+        m: u64,
+        (w0, w1): (usize, usize),
+        parts: [(&[u8], u64); 2],
+        out: &mut [u64],
+    ) -> Result<(), (Side, CoderError)> {
+        let [zb, ob] = parts.map(|(bytes, len)| (len > 0).then(|| Blocks::new(bytes, len).unwrap()));
+        let rank: u64 = base[..w0].iter().map(|w| u64::from(w.count_ones())).sum();
+        let mut z = PartReader::new(zb.as_ref(), w0 as u64 * 64 - rank);
+        let mut o = PartReader::new(ob.as_ref(), rank);
+        scatter(base, m, w0, &mut out[w0..w1], &mut z, &mut o)
+    }
+
+    /// Gather, code, then scatter (from any word on, as the threads do) is
+    /// the identity, and the two parts together hold every XOR bit once.
     #[test]
     fn gather_scatter_round_trip() {
         let mut s = 7u64;
@@ -337,8 +457,8 @@ mod tests {
             for (sparse, runs) in [(false, false), (true, false), (true, true), (false, true)] {
                 let mut base = words(m, &mut s, sparse);
                 if runs {
-                    // Whole words of one value take the word-at-a-time paths
-                    // of gather and scatter, between mixed words.
+                    // Whole words of one value take deposit's shortcut,
+                    // between mixed words.
                     for (i, w) in base.iter_mut().enumerate() {
                         match i % 5 {
                             0 | 1 => *w = 0,
@@ -353,28 +473,92 @@ mod tests {
                     }
                 }
                 let xor = words(m, &mut s, !sparse);
-                let mut out = vec![0u64; xor.len()];
-                let mut total = 0;
-                for side in [Side::Zeros, Side::Ones] {
-                    let (part, len) = gather(&xor, &base, m, side);
-                    total += len;
-                    let mut sc = Scatter::new(&base, m, side);
-                    assert_eq!(sc.is_complete(), len == 0, "m={m} {side:?}");
-                    let mut at = 0u64;
-                    let mut piece = 1u64;
-                    while at < len {
-                        // Pieces start on word boundaries, as blocks do.
-                        let bits = (piece * 64).min(len - at);
-                        let first = (at / 64) as usize;
-                        sc.feed(&part[first..], bits, &mut out);
-                        at += bits;
-                        piece += 1;
+                let (zp, zl) = gather(&xor, &base, m, Side::Zeros);
+                let (op, ol) = gather(&xor, &base, m, Side::Ones);
+                assert_eq!(zl + ol, m);
+                let (zc, oc) = (coded(&zp, zl), coded(&op, ol));
+                let n = base.len();
+                // One range, and cuts at every third word.
+                let mut cuts: Vec<usize> = (0..n).step_by(3).collect();
+                cuts.push(n);
+                for bounds in [vec![0, n], cuts] {
+                    let mut out = vec![0u64; n];
+                    for pair in bounds.windows(2) {
+                        scatter_range(&base, m, (pair[0], pair[1]), [(&zc, zl), (&oc, ol)], &mut out)
+                            .unwrap();
                     }
-                    assert!(sc.is_complete(), "m={m} {side:?}");
+                    assert_eq!(out, xor, "m={m} sparse={sparse} runs={runs}");
                 }
-                assert_eq!(total, m);
-                assert_eq!(out, xor, "m={m} sparse={sparse} runs={runs}");
             }
+        }
+    }
+
+    /// Across coder blocks: a part longer than one block, read from a start
+    /// in its second block and from one exactly on the block boundary.
+    #[test]
+    fn scatter_starts_inside_later_blocks() {
+        let m = BLOCK_BITS + 4096;
+        let mut s = 3u64;
+        // An all-zero base but for a few words: the zeros part spans two
+        // blocks.
+        let mut base = vec![0u64; m.div_ceil(64) as usize];
+        base[5] = 0xFF;
+        base[(BLOCK_BITS / 64) as usize + 3] = u64::MAX;
+        let xor = words(m, &mut s, true);
+        let (zp, zl) = gather(&xor, &base, m, Side::Zeros);
+        let (op, ol) = gather(&xor, &base, m, Side::Ones);
+        let (zc, oc) = (coded(&zp, zl), coded(&op, ol));
+        let n = base.len();
+        // Word 131,072 starts 8 bits before the zeros part's block boundary
+        // (word 5 holds 8 of the base's ones), word 131,073 after it; word
+        // 131,076 is the first after the base's last ones.
+        for cut in [1usize, 131_072, 131_073, 131_076, n - 1] {
+            let mut out = vec![0u64; n];
+            scatter_range(&base, m, (0, cut), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
+            scatter_range(&base, m, (cut, n), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
+            assert_eq!(out, xor, "cut {cut}");
+        }
+    }
+
+    /// A reader asked for more than its part holds reports a stream that
+    /// ends early (never a panic or a loop).
+    #[test]
+    fn reading_past_a_part_is_an_error() {
+        let part = vec![u64::MAX; 2];
+        let bytes = coded(&part, 100);
+        let blocks = Blocks::new(&bytes, 100).unwrap();
+        let mut r = PartReader::new(Some(&blocks), 0);
+        assert_eq!(r.take(64).unwrap(), u64::MAX);
+        assert_eq!(r.take(36).unwrap(), (1 << 36) - 1);
+        assert!(matches!(r.take(1), Err(CoderError::UnexpectedEnd { .. })));
+        let mut empty = PartReader::new(None, 0);
+        assert_eq!(empty.take(0).unwrap(), 0);
+        assert!(matches!(empty.take(1), Err(CoderError::UnexpectedEnd { .. })));
+        // A start past the end.
+        let mut late = PartReader::new(Some(&blocks), 100);
+        assert!(late.take(1).is_err());
+    }
+
+    #[test]
+    fn select_finds_every_set_bit() {
+        let mut s = 5u64;
+        for round in 0..5_000 {
+            let mut mask = lcg(&mut s);
+            match round % 4 {
+                0 => mask &= lcg(&mut s) & lcg(&mut s),
+                1 => mask |= lcg(&mut s),
+                2 => mask = u64::MAX,
+                _ => {}
+            }
+            let prefix = byte_prefix(mask);
+            let mut rest = mask;
+            let mut j = 0;
+            while rest != 0 {
+                assert_eq!(select_in_word(mask, prefix, j), rest.trailing_zeros(), "{mask:#x} {j}");
+                rest &= rest - 1;
+                j += 1;
+            }
+            assert_eq!(prefix >> 56, u64::from(mask.count_ones()));
         }
     }
 
