@@ -127,13 +127,15 @@ pub fn payload_bits_bound(m: u64, log2_binomial: f64) -> f64 {
 
 /// Each block's first word and bit count, in order.
 pub(crate) fn block_spans(m: u64) -> impl Iterator<Item = (usize, u64)> {
-    let blocks = block_count(m);
-    (0..blocks).map(move |b| {
-        // b < ⌈m / BLOCK_BITS⌉, so start < m (or 0 when m = 0).
-        let start = b.saturating_mul(BLOCK_BITS);
-        let bits = m.saturating_sub(start).min(BLOCK_BITS);
-        ((start / 64) as usize, bits)
+    (0..block_count(m)).map(move |b| {
+        // b < ⌈m / BLOCK_BITS⌉, so the start is below m (or 0 when m = 0).
+        ((b.saturating_mul(BLOCK_BITS) / 64) as usize, block_bits(m, b))
     })
+}
+
+/// Bit count of block `b` of an m-bit array (0 past the last block).
+fn block_bits(m: u64, b: u64) -> u64 {
+    m.saturating_sub(b.saturating_mul(BLOCK_BITS)).min(BLOCK_BITS)
 }
 
 /// Threads to use for `blocks` blocks (1 unless the array is large).
@@ -334,11 +336,7 @@ impl<'a> Blocks<'a> {
                 offset: self.payload.len(),
             });
         };
-        // b < len, so b · BLOCK_BITS < m: no overflow.
-        let bits = self
-            .m
-            .saturating_sub((b as u64).saturating_mul(BLOCK_BITS))
-            .min(BLOCK_BITS);
+        let bits = block_bits(self.m, b as u64);
         words.clear();
         words.resize(bits.div_ceil(64) as usize, 0);
         let stream = self.payload.get(s..e).unwrap_or_default();

@@ -610,24 +610,20 @@ fn scatter_parts(
     let m = h.params.m;
     let words = base.as_words();
     let n = words.len();
-    #[cfg(feature = "std")]
+    // One without std.
     let threads = coder::threads_for(coder::block_count(m));
-    #[cfg(not(feature = "std"))]
-    let threads = 1usize;
     // Range t is words [n·t/T, n·(t+1)/T); n < 2^50, so n·t cannot overflow.
-    let bounds: Vec<usize> = (0..=threads)
-        .map(|t| n.saturating_mul(t).checked_div(threads).unwrap_or(0))
-        .collect();
-    let mut ranks = Vec::with_capacity(threads);
+    let bound = |t: usize| n.saturating_mul(t).checked_div(threads).unwrap_or(0);
+    // (first word, word count, 1s of the base before it) of each range.
+    let mut ranges = Vec::with_capacity(threads);
     let mut ones = 0u64;
-    for pair in bounds.windows(2) {
-        if let [a, b] = *pair {
-            ranks.push(ones);
-            let range = words.get(a..b).unwrap_or_default();
-            // At most 2^56 bits: the sum cannot overflow.
-            let count: u64 = range.iter().map(|w| u64::from(w.count_ones())).sum();
-            ones = ones.saturating_add(count);
-        }
+    for t in 0..threads {
+        let (a, b) = (bound(t), bound(t.saturating_add(1)));
+        ranges.push((a, b.saturating_sub(a), ones));
+        let range = words.get(a..b).unwrap_or_default();
+        // At most 2^56 bits: the sum cannot overflow.
+        let count: u64 = range.iter().map(|w| u64::from(w.count_ones())).sum();
+        ones = ones.saturating_add(count);
     }
     if ones != layout.base_ones {
         // The digest matched, so the frame itself is inconsistent.
@@ -660,12 +656,10 @@ fn scatter_parts(
     };
     let mut jobs = Vec::with_capacity(threads);
     let mut rest = xor.as_mut_slice();
-    for (pair, &rank) in bounds.windows(2).zip(&ranks) {
-        if let [a, b] = *pair {
-            let (head, tail) = rest.split_at_mut(b.saturating_sub(a).min(rest.len()));
-            rest = tail;
-            jobs.push((a, rank, head));
-        }
+    for (a, len, rank) in ranges {
+        let (head, tail) = rest.split_at_mut(len.min(rest.len()));
+        rest = tail;
+        jobs.push((a, rank, head));
     }
     #[cfg(feature = "std")]
     if jobs.len() > 1 {

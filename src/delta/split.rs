@@ -20,17 +20,25 @@ pub(crate) enum Side {
     Ones,
 }
 
-/// The positions of word `i` of an m-bit `base` that belong to `side`
-/// (padding bits past m never do).
-fn side_mask(base: &[u64], m: u64, i: usize, side: Side) -> u64 {
+/// The positions of word `i` of an m-bit `base` that belong to each side,
+/// [zeros, ones], and the number of filter bits in the word (padding bits
+/// past m belong to neither side).
+#[inline]
+fn word_masks(base: &[u64], m: u64, i: usize) -> ([u64; 2], u64) {
     let w = base.get(i).copied().unwrap_or(0);
-    let w = match side {
-        Side::Zeros => !w,
-        Side::Ones => w,
-    };
     // Bits of the filter in this word: m − 64·i, clamped to [0, 64].
-    let in_word = m.saturating_sub((i as u64).saturating_mul(64));
-    w & low_mask(in_word)
+    let width = m.saturating_sub((i as u64).saturating_mul(64)).min(64);
+    let valid = low_mask(width);
+    ([!w & valid, w & valid], width)
+}
+
+/// The positions of word `i` of an m-bit `base` that belong to `side`.
+fn side_mask(base: &[u64], m: u64, i: usize, side: Side) -> u64 {
+    let ([zeros, ones], _) = word_masks(base, m, i);
+    match side {
+        Side::Zeros => zeros,
+        Side::Ones => ones,
+    }
 }
 
 /// A mask of the low `count` bits (all 64 for `count` >= 64).
@@ -149,11 +157,14 @@ fn deposit(src: u64, mask: u64) -> u64 {
     }
 }
 
+/// 1 in the low bit of every byte, and in the high bit of every byte (SWAR).
+const B: u64 = 0x0101_0101_0101_0101;
+const H: u64 = 0x8080_8080_8080_8080;
+
 /// Ones in every byte of `x`, as a cumulative sum: byte b of the result
 /// holds the number of set bits in bytes 0..=b of `x` (at most 64, so no
 /// byte overflows into the next).
 fn byte_prefix(x: u64) -> u64 {
-    const B: u64 = 0x0101_0101_0101_0101;
     let s = x.wrapping_sub((x >> 1) & 0x5555_5555_5555_5555);
     let s = (s & 0x3333_3333_3333_3333).wrapping_add((s >> 2) & 0x3333_3333_3333_3333);
     let s = s.wrapping_add(s >> 4) & 0x0F0F_0F0F_0F0F_0F0F;
@@ -167,8 +178,6 @@ fn byte_prefix(x: u64) -> u64 {
 /// (128 + j) − prefix_b >= 64 so no borrow crosses bytes, then a
 /// multiplication sums the flags), and a table selects inside the byte.
 fn select_in_word(mask: u64, prefix: u64, j: u32) -> u32 {
-    const B: u64 = 0x0101_0101_0101_0101;
-    const H: u64 = 0x8080_8080_8080_8080;
     let jj = u64::from(j & 63).wrapping_mul(B);
     let le = ((jj | H).wrapping_sub(prefix)) & H;
     // At most 8 flags: byte < 8 when j < popcount(mask), clamped otherwise.
@@ -362,11 +371,7 @@ pub(crate) fn scatter(
     ones: &mut PartReader<'_, '_>,
 ) -> Result<(), (Side, CoderError)> {
     for (i, o) in (w0..).zip(out.iter_mut()) {
-        let b = base.get(i).copied().unwrap_or(0);
-        let width = m.saturating_sub((i as u64).saturating_mul(64)).min(64);
-        let valid = low_mask(width);
-        let one_mask = b & valid;
-        let zero_mask = !b & valid;
+        let ([zero_mask, one_mask], width) = word_masks(base, m, i);
         let n1 = one_mask.count_ones();
         // n1 <= width <= 64.
         let n0 = (width as u32).wrapping_sub(n1);
