@@ -152,8 +152,7 @@ pub enum KindDeltaError<E> {
 /// The two digests at the front of a kind's delta payload (base, result),
 /// and the rest.
 pub(crate) fn split_digests(payload: &[u8]) -> Option<(u64, u64, &[u8])> {
-    let (digests, rest) = payload.split_first_chunk::<16>()?;
-    let (b, r) = digests.split_first_chunk::<8>()?;
-    let r: [u8; 8] = r.try_into().ok()?;
-    Some((u64::from_le_bytes(*b), u64::from_le_bytes(r), rest))
+    let (b, rest) = payload.split_first_chunk::<8>()?;
+    let (r, rest) = rest.split_first_chunk::<8>()?;
+    Some((u64::from_le_bytes(*b), u64::from_le_bytes(*r), rest))
 }
