@@ -317,6 +317,11 @@ impl<'a> Blocks<'a> {
         })
     }
 
+    /// Number of blocks.
+    pub(crate) fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
     /// Length of the payload (the offset reported when a reader asks for a
     /// block past the last).
     pub(crate) fn payload_len(&self) -> usize {

@@ -235,12 +235,13 @@ pub(crate) struct PartReader<'b, 'a> {
     /// Bits to skip at the front of the next block decoded (the starting
     /// bit's offset in its block; 0 after the first block).
     skip: u64,
+    /// The part bit that `buf` starts with.
+    origin: u64,
     /// Bits in `buf`, and the next one to read (at <= bits).
     bits: u64,
     at: u64,
-    /// The first set bit of `buf` at or after `at`, or `bits` if none is
-    /// left (at <= one <= bits): reads that end at or before it are all 0s.
-    one: u64,
+    /// The part bit the reader started at.
+    start: u64,
 }
 
 impl<'b, 'a> PartReader<'b, 'a> {
@@ -251,46 +252,46 @@ impl<'b, 'a> PartReader<'b, 'a> {
             buf: Vec::new(),
             next: usize::try_from(start / BLOCK_BITS).unwrap_or(usize::MAX),
             skip: start % BLOCK_BITS,
+            origin: 0,
             bits: 0,
             at: 0,
-            one: 0,
+            start,
         }
     }
 
-    /// True if the next `n` bits are all 0 and lie in the buffer: then
-    /// [`Self::advance`] may skip them.
-    #[inline]
-    pub(crate) fn zeros_ahead(&self, n: u32) -> bool {
-        // at <= one: no wrap.
-        u64::from(n) <= self.one.wrapping_sub(self.at)
-    }
-
-    /// Skips `n` bits that [`Self::zeros_ahead`] found to be 0.
-    #[inline]
-    pub(crate) fn advance(&mut self, n: u32) {
-        // at + n <= one <= bits.
-        self.at = self.at.wrapping_add(u64::from(n));
-    }
-
-    /// Moves `one` to the first set bit at or after `at` (scanning forward:
-    /// each word of the buffer is scanned a bounded number of times).
-    fn find_one(&mut self) {
-        let mut i = (self.at / 64) as usize;
-        let mut w = self.buf.get(i).copied().unwrap_or(0) & (u64::MAX << (self.at % 64));
-        while w == 0 {
-            i = i.wrapping_add(1);
-            match self.buf.get(i) {
-                Some(&next) => w = next,
-                None => {
-                    self.one = self.bits;
-                    return;
+    /// Moves to the next set bit of the part at or after the read position
+    /// and returns its part position, or `None` if the part has none left
+    /// (every block up to the part's end has then been decoded). The bits
+    /// passed over are 0. Each buffer word is scanned at most once per call
+    /// that reaches it, and every call either returns or loads a block.
+    ///
+    /// # Errors
+    /// The error of a block decoded on the way.
+    pub(crate) fn next_one(&mut self) -> Result<Option<u64>, CoderError> {
+        loop {
+            if self.at < self.bits {
+                let mut i = (self.at / 64) as usize;
+                let mut w = self.buf.get(i).copied().unwrap_or(0) & (u64::MAX << (self.at % 64));
+                loop {
+                    if w != 0 {
+                        // i < buf.len() <= 2^17, and bits past `bits` are
+                        // 0, so the position is below `bits`.
+                        self.at = ((i as u64) << 6).wrapping_add(u64::from(w.trailing_zeros()));
+                        return Ok(Some(self.origin.saturating_add(self.at)));
+                    }
+                    i = i.wrapping_add(1);
+                    match self.buf.get(i) {
+                        Some(&x) => w = x,
+                        None => break,
+                    }
                 }
+                self.at = self.bits;
             }
+            if !self.blocks.is_some_and(|b| self.next < b.len()) {
+                return Ok(None);
+            }
+            self.load()?;
         }
-        // i < buf.len() <= 2^17: no overflow. Bits past `bits` are 0.
-        self.one = ((i as u64) << 6)
-            .wrapping_add(u64::from(w.trailing_zeros()))
-            .min(self.bits);
     }
 
     /// The next `n` (<= 64) bits of the part, as the low bits of a u64.
@@ -301,17 +302,13 @@ impl<'b, 'a> PartReader<'b, 'a> {
     #[inline]
     pub(crate) fn take(&mut self, n: u32) -> Result<u64, CoderError> {
         // at <= bits: no wrap.
-        let v = if u64::from(n) <= self.bits.wrapping_sub(self.at) {
+        if u64::from(n) <= self.bits.wrapping_sub(self.at) {
             let v = bits_at(&self.buf, self.at, n);
             self.at = self.at.wrapping_add(u64::from(n));
-            v
+            Ok(v)
         } else {
-            self.take_across(n.min(64))?
-        };
-        if self.at > self.one {
-            self.find_one();
+            self.take_across(n.min(64))
         }
-        Ok(v)
     }
 
     /// [`Self::take`] where the bits run into the next block.
@@ -322,9 +319,10 @@ impl<'b, 'a> PartReader<'b, 'a> {
         while have < n {
             if self.at == self.bits {
                 self.load()?;
+                continue;
             }
-            // have < n <= 64 and at < bits after a load: 0 < t <= n − have,
-            // so the loop ends, and the shift by have is below 64.
+            // have < n <= 64 and at < bits: 0 < t <= n − have, so the loop
+            // ends, and the shift by have is below 64.
             let t = u64::from(n.wrapping_sub(have)).min(self.bits.wrapping_sub(self.at)) as u32;
             v |= bits_at(&self.buf, self.at, t) << have;
             have = have.wrapping_add(t);
@@ -333,24 +331,23 @@ impl<'b, 'a> PartReader<'b, 'a> {
         Ok(v)
     }
 
-    /// Decodes the next block into the buffer.
+    /// Decodes the next block into the buffer. A start exactly at the end of
+    /// its block leaves nothing to read in it (the next read loads the next
+    /// block, or fails if there is none); a start past it is an error.
     fn load(&mut self) -> Result<(), CoderError> {
         let Some(blocks) = self.blocks else {
             return Err(CoderError::UnexpectedEnd { offset: 0 });
         };
         self.bits = blocks.decode_into(self.next, &mut self.buf)?;
+        self.origin = (self.next as u64).saturating_mul(BLOCK_BITS);
         self.next = self.next.saturating_add(1);
-        self.at = core::mem::take(&mut self.skip);
-        if self.at >= self.bits {
-            // A start past the part's end: nothing is left to read.
-            self.at = self.bits;
-            self.one = self.bits;
+        let skip = core::mem::take(&mut self.skip);
+        self.at = skip.min(self.bits);
+        if skip > self.bits {
             return Err(CoderError::UnexpectedEnd {
                 offset: blocks.payload_len(),
             });
         }
-        self.one = self.at;
-        self.find_one();
         Ok(())
     }
 }
@@ -359,9 +356,8 @@ impl<'b, 'a> PartReader<'b, 'a> {
 /// of the m-bit filter from word `w0` on (the inverse of [`gather`]): word i
 /// takes the next popcount of its base 0s from `zeros` and of its base 1s
 /// from `ones`, and deposits each at its mask's positions. Both readers
-/// start at the first part bit word `w0` takes. A word whose part bits are
-/// all 0 (the common case: few bits change) costs one popcount and two
-/// reads. `out` must be zeroed. On error, the side whose block failed.
+/// start at the first part bit word `w0` takes. `out` must be zeroed. On
+/// error, the side whose block failed.
 pub(crate) fn scatter(
     base: &[u64],
     m: u64,
@@ -370,31 +366,65 @@ pub(crate) fn scatter(
     zeros: &mut PartReader<'_, '_>,
     ones: &mut PartReader<'_, '_>,
 ) -> Result<(), (Side, CoderError)> {
-    for (i, o) in (w0..).zip(out.iter_mut()) {
-        let ([zero_mask, one_mask], width) = word_masks(base, m, i);
-        let n1 = one_mask.count_ones();
-        // n1 <= width <= 64.
-        let n0 = (width as u32).wrapping_sub(n1);
-        let (zero_free, one_free) = (zeros.zeros_ahead(n0), ones.zeros_ahead(n1));
-        if zero_free && one_free {
-            // No change in this word: `out` is zeroed, nothing to write.
-            zeros.advance(n0);
-            ones.advance(n1);
-            continue;
+    scatter_side(base, m, w0, out, zeros, Side::Zeros).map_err(|e| (Side::Zeros, e))?;
+    scatter_side(base, m, w0, out, ones, Side::Ones).map_err(|e| (Side::Ones, e))
+}
+
+/// One side of [`scatter`]. It goes from one set bit of the part to the
+/// next, not word by word: a rank cursor walks the base's words (one
+/// popcount each) to the word that holds the set bit, and that word's chunk
+/// of the part is deposited at once. A word with no change costs one
+/// popcount, and a changed word one read and one deposit, so the work is
+/// proportional to the words plus the changed words (docs/HARDENING.md,
+/// "Cost"); a dense part (many changes per word) costs no more than one
+/// deposit per word. Stops at the first set bit past the range (it belongs
+/// to the next range) or at the part's end.
+fn scatter_side(
+    base: &[u64],
+    m: u64,
+    w0: usize,
+    out: &mut [u64],
+    reader: &mut PartReader<'_, '_>,
+    side: Side,
+) -> Result<(), CoderError> {
+    let side_of = |j: usize| {
+        let ([zeros, ones], _) = word_masks(base, m, w0.saturating_add(j));
+        let mask = if side == Side::Zeros { zeros } else { ones };
+        (mask, u64::from(mask.count_ones()))
+    };
+    if out.is_empty() {
+        return Ok(());
+    }
+    // The cursor: out[j] (filter word w0 + j), whose side bits are part
+    // bits [before, before + count). Every part bit below the reader's
+    // position has been deposited or is 0, and before <= that position.
+    let mut j = 0usize;
+    let mut before = reader.start;
+    let (mut mask, mut count) = side_of(j);
+    while let Some(q) = reader.next_one()? {
+        // q >= the reader's position >= before: no wrap.
+        while q.wrapping_sub(before) >= count {
+            before = before.wrapping_add(count);
+            j = j.wrapping_add(1);
+            if j >= out.len() {
+                // The set bit belongs to a later range.
+                return Ok(());
+            }
+            (mask, count) = side_of(j);
         }
-        let z = if zero_free {
-            zeros.advance(n0);
-            0
-        } else {
-            deposit(zeros.take(n0).map_err(|e| (Side::Zeros, e))?, zero_mask)
-        };
-        let x = if one_free {
-            ones.advance(n1);
-            0
-        } else {
-            deposit(ones.take(n1).map_err(|e| (Side::Ones, e))?, one_mask)
-        };
-        *o = z | x;
+        // before <= q < before + count <= before + 64, and the part bits in
+        // [before, q) are 0: read from q to the word's end.
+        let off = q.wrapping_sub(before) as u32;
+        let chunk = reader.take((count as u32).wrapping_sub(off))? << off;
+        if let Some(o) = out.get_mut(j) {
+            *o |= deposit(chunk, mask);
+        }
+        before = before.wrapping_add(count);
+        j = j.wrapping_add(1);
+        if j >= out.len() {
+            return Ok(());
+        }
+        (mask, count) = side_of(j);
     }
     Ok(())
 }
@@ -522,6 +552,40 @@ mod tests {
             scatter_range(&base, m, (0, cut), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
             scatter_range(&base, m, (cut, n), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
             assert_eq!(out, xor, "cut {cut}");
+        }
+    }
+
+    /// The scatter jumps from change to change, but it still decodes every
+    /// block of a part: a corrupt last block behind the last change is an
+    /// error, whichever range (thread) it falls in.
+    #[test]
+    fn a_corrupt_block_after_the_last_change_is_found() {
+        let m = 2 * BLOCK_BITS + 4096;
+        let base = vec![0u64; m.div_ceil(64) as usize];
+        // Changes only in the first 1,000 words: the zeros part's second and
+        // third blocks are all 0.
+        let mut xor = vec![0u64; base.len()];
+        for (i, w) in xor.iter_mut().take(1000).enumerate() {
+            *w = 1 << (i % 64);
+        }
+        let (zp, zl) = gather(&xor, &base, m, Side::Zeros);
+        assert_eq!(zl, m);
+        let mut zc = coded(&zp, zl);
+        // The last block's first state, set below L: BadState when decoded.
+        let (len0, used0) = crate::wire::varint::get(&zc).unwrap();
+        let (len1, used1) = crate::wire::varint::get(&zc[used0..]).unwrap();
+        let last = used0 + used1 + (len0 + len1) as usize;
+        zc[last..last + 4].copy_from_slice(&[0, 0, 0, 0]);
+        let n = base.len();
+        for bounds in [vec![0, n], vec![0, 10, n], vec![0, n / 2, n]] {
+            let mut out = vec![0u64; n];
+            let got: Result<(), _> = bounds.windows(2).try_for_each(|pair| {
+                scatter_range(&base, m, (pair[0], pair[1]), [(&zc, zl), (&[], 0)], &mut out)
+            });
+            assert!(
+                matches!(got, Err((Side::Zeros, CoderError::BadState { .. }))),
+                "{bounds:?}: {got:?}"
+            );
         }
     }
 
