@@ -67,10 +67,11 @@ fn next_bit(words: &[u64], from: u64, end: u64, value: bool) -> u64 {
     }
 }
 
-/// Sets bits [from, from + len) to one (the decoder checked that the range
-/// lies in the block; words past the slice are skipped, never a panic).
+/// Calls `apply` with (word, mask of bits in the range) for every word that
+/// bits [from, from + len) touch (words past the slice are skipped, never a
+/// panic).
 #[inline]
-fn fill_ones(words: &mut [u64], from: u64, len: u64) {
+fn for_range(words: &mut [u64], from: u64, len: u64, apply: impl Fn(&mut u64, u64)) {
     let mut pos = from;
     let end = from.saturating_add(len);
     while pos < end {
@@ -83,10 +84,23 @@ fn fill_ones(words: &mut [u64], from: u64, len: u64) {
             (1u64 << n).wrapping_sub(1) << lo
         };
         if let Some(w) = words.get_mut((pos >> 6) as usize) {
-            *w |= mask;
+            apply(w, mask);
         }
         pos = pos.wrapping_add(n);
     }
+}
+
+/// Sets bits [from, from + len) to one (the decoder checked that the range
+/// lies in the block).
+#[inline]
+fn fill_ones(words: &mut [u64], from: u64, len: u64) {
+    for_range(words, from, len, |w, mask| *w |= mask);
+}
+
+/// Flips bits [from, from + len).
+#[inline]
+fn flip_range(words: &mut [u64], from: u64, len: u64) {
+    for_range(words, from, len, |w, mask| *w ^= mask);
 }
 
 /// Number of ones in bits [from, to) of `words` (bits past the slice count
@@ -186,6 +200,21 @@ pub(crate) fn encode_block_with(
     out: &mut Vec<u8>,
     scratch: &mut Scratch,
 ) {
+    encode_block_paths(words, bits, out, scratch, true);
+}
+
+/// [`encode_block_with`], with the fast path on or off (`fast`): the bytes
+/// are the same either way (the tests compare them).
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+fn encode_block_paths(
+    words: &[u64],
+    bits: u64,
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+    fast: bool,
+) {
     let lanes = lanes_for(bits);
     // Forward pass: turn the block into coding operations with the adaptive
     // model, exactly as the decoder will see it. Each loop iteration codes
@@ -205,7 +234,7 @@ pub(crate) fn encode_block_with(
             model = m;
             next = next_bit(words, pos, bits, model.minority_is_one);
         }
-        if model.t == 0 && model.minority_is_one && next < bits {
+        if fast && model.t == 0 && next < bits {
             fast_forward(
                 words,
                 bits,
@@ -307,8 +336,8 @@ fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
     (q << PROB_BITS) + (x - q * freq) + start
 }
 
-/// The encoder's forward pass for the common case (runs of zeros, t = 0):
-/// walks the ones of the block in batches of 16 words and appends one
+/// The encoder's forward pass for the common case (t = 0): walks the
+/// minority bits of the block in batches of 16 words and appends one
 /// operation per symbol from a per-run table, until the next symbol would start at or past
 /// `threshold` (a model rebuild) or no one is left before the block end
 /// (the general loop codes the final run). On return `*next` is the first one
@@ -342,11 +371,15 @@ fn fast_forward(
     let word_end = bits.div_ceil(64) as usize;
     let mut wi = (*next >> 6) as usize;
     let mut first = u64::MAX << (*next & 63);
+    let flip = if model.minority_is_one { 0 } else { u64::MAX };
     while wi < word_end {
         let batch_end = (wi + BATCH).min(word_end);
         let mut n = 0usize;
         for (j, &word) in words.iter().enumerate().take(batch_end).skip(wi) {
-            let mut w = word & first;
+            // Minority bits as 1s: the words inverted where 0 is the
+            // minority (padding past `bits` then reads as 1s, which the
+            // emit loop ignores).
+            let mut w = (word ^ flip) & first;
             first = u64::MAX;
             let base = (j as u64) << 6;
             let cnt = w.count_ones() as usize;
@@ -463,8 +496,10 @@ impl Words<'_> {
     }
 }
 
-/// The decoder's hot loop for the common case: four lanes, runs of zeros
-/// ended by ones, no low bits (t = 0). Decodes the next four operations (one
+/// The decoder's hot loop for the common case: four lanes, runs of
+/// majority bits ended by a minority bit, no low bits (t = 0); it writes a 1
+/// at each minority bit (the caller flips the range where 0 is the
+/// minority). Decodes the next four operations (one
 /// per lane, `states[0]` first, see [`next_lane`]), then applies them. It runs only while four symbols cannot reach `limit`
 /// (the next model rebuild or the block end: each symbol advances at most
 /// escape_len = L bits) and while the input holds the at most 8 bytes four
@@ -536,6 +571,59 @@ fn fast_runs(
     steps
 }
 
+/// [`fast_runs`] for blocks of one lane (below [`INTERLEAVE_MIN_BITS`]):
+/// one operation per iteration, each reading at most one word (I2), so it
+/// runs while one symbol cannot reach `limit` and two input bytes remain.
+/// Returns the number of symbols it decoded.
+///
+/// Overflow: as in [`fast_runs`]; p + span <= limit <= 2^23 before each
+/// symbol, which advances p by at most span, and `at` <= data.len() − 2
+/// before a symbol reads.
+#[inline(never)]
+#[allow(clippy::arithmetic_side_effects)]
+fn fast_runs_one_lane(
+    state: &mut u32,
+    table: &[u64; PROB_SCALE as usize],
+    model: &Model,
+    input: &mut Words<'_>,
+    words: &mut [u64],
+    pos: &mut u64,
+    limit: u64,
+) -> u64 {
+    let span = model.escape_len + 1;
+    let mut steps = 0u64;
+    let mut x = *state;
+    let mut p = *pos;
+    let data = input.data;
+    let mut at = input.pos;
+    while p + span <= limit {
+        let Some(next) = data.get(at..).and_then(|r| r.first_chunk::<2>()) else {
+            break;
+        };
+        let e = slot_entry(table, x);
+        let y = ((e as u32 >> 7) & 0x1fff) * (x >> PROB_BITS) + ((e as u32 >> 20) & 0xfff);
+        // I2: read the next word only if y < L.
+        let need = y < RANS_L;
+        x = if need {
+            y << 16 | u32::from(u16::from_le_bytes(*next))
+        } else {
+            y
+        };
+        at += usize::from(need) << 1;
+        steps += 1;
+        // As in fast_runs: a bucket symbol ends with a minority bit at p + s.
+        let bit = p + (e & 127);
+        if let Some(w) = words.get_mut((bit >> 6) as usize) {
+            *w |= (e >> 63) << (bit & 63);
+        }
+        p += (e >> 32) & 0x7fff_ffff;
+    }
+    *state = x;
+    *pos = p;
+    input.pos = at;
+    steps
+}
+
 /// The decode table entry for state `x`'s slot (x mod 2^12 indexes a
 /// 2^12-entry table, so the lookup cannot miss and compiles to a plain load).
 #[inline(always)]
@@ -581,7 +669,7 @@ pub(crate) fn decode_block(
     words: &mut [u64],
     base: usize,
 ) -> Result<u64, CoderError> {
-    decode_block_inner(data, bits, words).map_err(|e| e.shifted(base))
+    decode_block_inner(data, bits, words, true).map_err(|e| e.shifted(base))
 }
 
 /// Overflow: states as in [`decode_step`]. Positions: the loop keeps
@@ -590,7 +678,14 @@ pub(crate) fn decode_block(
 /// pos advances only after they are checked against `remaining`. The initial
 /// states took 4 bytes each, so `input.pos` >= 4 where that is subtracted.
 #[allow(clippy::arithmetic_side_effects)]
-fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<u64, CoderError> {
+/// With `fast` off, every symbol takes the general loop (the reference the
+/// fast paths must agree with).
+fn decode_block_inner(
+    data: &[u8],
+    bits: u64,
+    words: &mut [u64],
+    fast: bool,
+) -> Result<u64, CoderError> {
     let mut steps = 0u64;
     let lanes = lanes_for(bits);
     let mut input = Words { data, pos: 0 };
@@ -621,16 +716,21 @@ fn decode_block_inner(data: &[u8], bits: u64, words: &mut [u64]) -> Result<u64, 
             }
             model = m;
         }
-        if lanes == 4 && model.t == 0 && model.minority_is_one {
-            steps += fast_runs(
-                &mut states,
-                &table,
-                &model,
-                &mut input,
-                words,
-                &mut pos,
-                sched.threshold.min(bits),
-            );
+        if fast && model.t == 0 {
+            // The fast paths write a 1 at every minority bit. Where 0 is the
+            // minority, the range they decoded is then flipped: it held only
+            // those 1s (the output starts zeroed and each bit is written
+            // once), so the flip leaves the minority 0s and the majority 1s.
+            let start = pos;
+            let limit = sched.threshold.min(bits);
+            steps += if lanes == 4 {
+                fast_runs(&mut states, &table, &model, &mut input, words, &mut pos, limit)
+            } else {
+                fast_runs_one_lane(&mut states[0], &table, &model, &mut input, words, &mut pos, limit)
+            };
+            if !model.minority_is_one {
+                flip_range(words, start, pos - start);
+            }
         }
         steps += 1;
         // One symbol on the current lane.
@@ -753,6 +853,45 @@ mod tests {
             decode_block(&stream(RANS_L), 10, &mut w, 0),
             Err(CoderError::UnexpectedEnd { offset: 4 })
         );
+    }
+
+    /// splitmix64 bits of density `d`, with the density changing along the
+    /// block when `drift` (so the minority flips between model stages).
+    fn bits_of(bits: u64, d: f64, drift: bool, seed: u64) -> Vec<u64> {
+        let mut s = seed;
+        let mut w = vec![0u64; bits.div_ceil(64) as usize];
+        for i in 0..bits {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let here = if drift { d * (2.0 * i as f64 / bits as f64) } else { d };
+            if (z >> 11) as f64 / (1u64 << 53) as f64 <= here {
+                w[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        w
+    }
+
+    /// The fast paths (one lane and four; minority 1 or 0) write the same
+    /// bytes and decode the same bits as the general loops alone.
+    #[test]
+    fn fast_paths_agree_with_the_general_loops() {
+        for bits in [1000u64, 70_001, 1 << 20, (1 << 20) + 4_321] {
+            for (d, drift) in [(0.02, false), (0.13, false), (0.45, false), (0.55, false), (0.87, false), (0.999, false), (0.5, true)] {
+                let w = bits_of(bits, d, drift, bits ^ (d * 1e3) as u64);
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                encode_block_paths(&w, bits, &mut fast, &mut Scratch::default(), true);
+                encode_block_paths(&w, bits, &mut slow, &mut Scratch::default(), false);
+                assert!(fast == slow, "bits={bits} d={d} drift={drift}: encoders differ");
+                for path in [true, false] {
+                    let mut back = vec![0u64; w.len()];
+                    decode_block_inner(&fast, bits, &mut back, path).unwrap();
+                    assert!(back == w, "bits={bits} d={d} drift={drift} fast={path}");
+                }
+            }
+        }
     }
 
     #[test]
