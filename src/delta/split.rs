@@ -287,7 +287,7 @@ impl<'b, 'a> PartReader<'b, 'a> {
                 }
                 self.at = self.bits;
             }
-            if !self.blocks.is_some_and(|b| self.next < b.len()) {
+            if self.blocks.is_none_or(|b| self.next >= b.len()) {
                 return Ok(None);
             }
             self.load()?;
