@@ -19,7 +19,9 @@ struct Input {
 }
 
 fuzz_target!(|input: Input| {
-    let m = u64::from(input.m % (1 << 20)) + 1;
+    // Up to 2^21 bits: arrays of 2^20 bits and more are coded with four
+    // lanes, smaller ones with one.
+    let m = u64::from(input.m % (1 << 21)) + 1;
     let k = u32::from(input.k % 64) + 1;
     let mut f = BloomFilter::new(FilterParams::new(m, k, input.seed)).unwrap();
     for key in &input.keys {

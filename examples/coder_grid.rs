@@ -1,0 +1,99 @@
+//! The coder by density and size, single thread: decode and encode speed
+//! (MB/s of uncompressed filter, median of up to 9 runs) and the payload's
+//! excess over the entropy bound log2 C(m, x), against issue 12's targets
+//! (decode >= 400 MB/s; size within 0.05% of the bound plus 16 bytes).
+//! Random bits of the given density (splitmix64, fixed seeds).
+//!
+//!     cargo run --release --example coder_grid [MAX_M]
+//!
+//! MAX_M (default 10^9) caps the sizes, for a quick run.
+use compressed_bloom::coder;
+use std::time::Instant;
+
+fn bits_of(m: u64, density: f64, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    let threshold = (density * 2f64.powi(64)) as u64;
+    let mut w = vec![0u64; m.div_ceil(64) as usize];
+    for (i, word) in w.iter_mut().enumerate() {
+        let mut v = 0u64;
+        for b in 0..64 {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            if z < threshold && (i as u64) * 64 + b < m {
+                v |= 1 << b;
+            }
+        }
+        *word = v;
+    }
+    w
+}
+
+fn log2_binomial(m: u64, x: u64) -> f64 {
+    compressed_bloom::math::log2_binomial(m, x)
+}
+
+/// Median seconds of `f` over up to 9 runs (fewer when one run is long).
+fn median(mut f: impl FnMut()) -> f64 {
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while times.len() < 9 && (times.len() < 3 || start.elapsed().as_secs_f64() < 2.0) {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn main() {
+    let max_m: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse::<f64>().ok())
+        .map_or(1_000_000_000, |v| v as u64);
+    let densities = [0.001, 0.01, 0.05, 0.133, 0.3, 0.5, 0.6];
+    let sizes = [
+        10_000u64,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+        1_000_000_000,
+    ];
+    println!("| m | density | decode MB/s | encode MB/s | payload B | bound B | excess B | allowance B | within |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &m in sizes.iter().filter(|&&m| m <= max_m) {
+        for &d in &densities {
+            let w = bits_of(m, d, m ^ (d * 1e6) as u64);
+            let x: u64 = w.iter().map(|v| u64::from(v.count_ones())).sum();
+            let mut payload = Vec::new();
+            let enc = median(|| {
+                payload.clear();
+                coder::encode_with_threads(&w, m, &mut payload, 1);
+            });
+            let mut back = vec![0u64; w.len()];
+            let dec = median(|| {
+                back.iter_mut().for_each(|v| *v = 0);
+                coder::decode_with_threads(&payload, m, &mut back, 1).unwrap();
+            });
+            assert!(back == w, "round trip failed at m={m} density={d}");
+            let bytes = m.div_ceil(8) as f64;
+            let bound = log2_binomial(m, x) / 8.0;
+            let excess = payload.len() as f64 - bound;
+            let allowance = bound * 0.0005 + 16.0;
+            println!(
+                "| {m} | {:.4} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {} |",
+                x as f64 / m as f64,
+                bytes / dec / 1e6,
+                bytes / enc / 1e6,
+                payload.len(),
+                bound,
+                excess,
+                allowance,
+                if excess <= allowance { "yes" } else { "**no**" }
+            );
+        }
+    }
+}
