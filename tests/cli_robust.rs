@@ -531,3 +531,44 @@ fn every_plot_mode_draws_inside_the_plot_area() {
         );
     }
 }
+
+/// `-o` naming something that is not a regular file (a FIFO here; a device
+/// such as /dev/null or /dev/stdout is the same case) is written in place.
+/// Writing through a temporary file and renaming it over the target, as a
+/// regular file is written, replaced such a target with a regular file:
+/// `cbloom decode F -o /dev/null` run as root destroyed /dev/null.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_regular_files_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let f = built(dir.path(), "f", "100000", "3", 5000);
+    let want = run(&["decode", s(&f), "-o", "-"]);
+    assert!(want.status.success(), "{}", stderr(&want));
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|st| st.success()) {
+        eprintln!("mkfifo not available: skipped");
+        return;
+    }
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    for target in [&fifo, &link] {
+        let path = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(path).unwrap());
+        let o = run(&["decode", s(&f), "-o", s(target)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // Checked before joining: a FIFO renamed away never gets a writer,
+        // and the reader would wait forever.
+        assert!(
+            std::fs::metadata(&fifo).unwrap().file_type().is_fifo(),
+            "{} was replaced",
+            target.display()
+        );
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(reader.join().unwrap(), want.stdout, "{}", target.display());
+    }
+}

@@ -18,9 +18,12 @@ pub(crate) fn read_all(path: &Path) -> CliResult<Vec<u8>> {
 
 /// Writes bytes to a file, or standard output for `-`.
 ///
-/// A file is written atomically: to a temporary file in the same
-/// directory, synced, then renamed over the target, so a write cut short
-/// (a full disk, a file-size limit, a crash) leaves the old file intact.
+/// A regular file (or a new one) is written atomically: to a temporary file
+/// in the same directory, synced, then renamed over the target, so a write
+/// cut short (a full disk, a file-size limit, a crash) leaves the old file
+/// intact. Anything else that exists (a device such as `/dev/null`, a FIFO,
+/// a socket, or a link to one, such as `/dev/stdout`) is written in place:
+/// renaming over it would replace it with a regular file.
 pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
     if is_std(path) {
         let mut out = std::io::stdout().lock();
@@ -29,6 +32,15 @@ pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
         return Ok(());
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(named)?;
+        out.write_all(bytes).map_err(named)?;
+        out.flush().map_err(named)?;
+        return Ok(());
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
