@@ -73,6 +73,22 @@ fn decode_encode_is_identity_and_never_larger_than_raw() {
     common::qc(200, 0x5EED_0001).quickcheck(prop as fn(AnyFilter) -> bool);
 }
 
+#[test]
+fn streamed_bits_and_raw_frames_match_the_buffered_ones() {
+    use compressed_bloom::format::stream::{write_bits, write_raw_frame};
+    fn prop(f: AnyFilter) -> bool {
+        let f = f.0;
+        let (mut bits, mut frame) = (Vec::new(), Vec::new());
+        let nb = write_bits(&f, &mut bits).unwrap();
+        let nf = write_raw_frame(&f, &mut frame).unwrap();
+        bits == f.to_bytes()
+            && frame == encode_as(&f, FilterType::Raw)
+            && nb == bits.len() as u64
+            && nf == frame.len() as u64
+    }
+    common::qc(100, 0x5EED_0005).quickcheck(prop as fn(AnyFilter) -> bool);
+}
+
 /// A filter (m, k, seed) holding the keys 0..n as little-endian u32s.
 fn filled(m: u64, k: u32, seed: u64, n: u32) -> BloomFilter {
     let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();

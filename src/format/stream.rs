@@ -117,18 +117,7 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
     };
     out.put(&head)?;
     if raw {
-        // The packed array, little-endian words, cut to ⌈m/8⌉ bytes.
-        let mut left = p.byte_len();
-        let mut buf = Vec::with_capacity(CHUNK);
-        for chunk in words.chunks(CHUNK / 8) {
-            buf.clear();
-            for w in chunk {
-                buf.extend_from_slice(&w.to_le_bytes());
-            }
-            let take = (buf.len() as u64).min(left) as usize;
-            out.put(buf.get(..take).unwrap_or_default())?;
-            left = left.saturating_sub(take as u64);
-        }
+        put_bits(filter, |bytes| out.put(bytes))?;
     } else {
         // Pass 2: the block table, then each block again.
         out.put(&table_bytes)?;
@@ -138,6 +127,62 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
             out.put(&stream)?;
         }
     }
+    let crc = out.crc;
+    out.inner.write_all(&crc.to_le_bytes())?;
+    Ok(out.written.saturating_add(4))
+}
+
+/// Hands the packed array (⌈m/8⌉ bytes: little-endian words, the last cut)
+/// to `put` in pieces of at most 64 KiB, so no copy of the array is made.
+fn put_bits(filter: &BloomFilter, mut put: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    let mut left = filter.params().byte_len();
+    let mut buf = Vec::with_capacity(CHUNK);
+    for chunk in filter.as_words().chunks(CHUNK / 8) {
+        buf.clear();
+        for w in chunk {
+            buf.extend_from_slice(&w.to_le_bytes());
+        }
+        let take = (buf.len() as u64).min(left) as usize;
+        put(buf.get(..take).unwrap_or_default())?;
+        left = left.saturating_sub(take as u64);
+    }
+    Ok(())
+}
+
+/// Writes the packed bit array of `filter` (the bytes of
+/// [`BloomFilter::to_bytes`]) without making a copy of it; returns the
+/// bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_bits<W: Write>(filter: &BloomFilter, mut w: W) -> io::Result<u64> {
+    put_bits(filter, |bytes| w.write_all(bytes))?;
+    Ok(filter.params().byte_len())
+}
+
+/// Writes `filter` as a raw (uncoded) frame, the bytes of
+/// [`encode_as`](super::encode_as) with [`FilterType::Raw`], without
+/// making a copy of the array; returns the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
+    let p = *filter.params();
+    let mut head = Vec::with_capacity(64);
+    header::write(
+        &mut head,
+        &HeaderFields::plain(FilterType::Raw),
+        &p,
+        filter.len(),
+        p.byte_len(),
+    );
+    let mut out = CrcWriter {
+        inner: w,
+        crc: 0,
+        written: 0,
+    };
+    out.put(&head)?;
+    put_bits(filter, |bytes| out.put(bytes))?;
     let crc = out.crc;
     out.inner.write_all(&crc.to_le_bytes())?;
     Ok(out.written.saturating_add(4))

@@ -25,19 +25,29 @@ pub(crate) fn read_all(path: &Path) -> CliResult<Vec<u8>> {
 /// a socket, or a link to one, such as `/dev/stdout`) is written in place:
 /// renaming over it would replace it with a regular file.
 pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_all`] for output that `write` produces piece by piece (through
+/// a buffer), so it never has to be whole in memory.
+pub(crate) fn write_with(
+    path: &Path,
+    mut write: impl FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> CliResult {
     if is_std(path) {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        write(&mut out)?;
         out.flush()?;
         return Ok(());
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut out = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(named)?;
-        out.write_all(bytes).map_err(named)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        write(&mut out).map_err(named)?;
         out.flush().map_err(named)?;
         return Ok(());
     }
@@ -57,7 +67,11 @@ pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(named)?;
-    tmp.write_all(bytes).map_err(named)?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut out).map_err(named)?;
+        out.flush().map_err(named)?;
+    }
     tmp.as_file().sync_all().map_err(named)?;
     tmp.persist(path).map_err(|e| named(e.error))?;
     Ok(())

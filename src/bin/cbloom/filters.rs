@@ -1,6 +1,6 @@
 //! build, encode, decode, inspect, query.
 
-use crate::files::{for_each_key, progress, read_all, write_all};
+use crate::files::{for_each_key, progress, read_all, write_all, write_with};
 use crate::kinds::{self, KindArg};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
@@ -9,7 +9,7 @@ use compressed_bloom::format::AnyFilter;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
 use compressed_bloom::plan::Constraints;
-use compressed_bloom::{encode_as, BloomFilter, FilterParams, FilterType, KeyHash};
+use compressed_bloom::{BloomFilter, FilterParams, FilterType, KeyHash};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -491,18 +491,24 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
         }
         other => return Err(format!("cannot decode a {} filter", other.kind().name()).into()),
     };
-    let out = if a.bits_only {
-        f.to_bytes()
-    } else {
-        encode_as(&f, FilterType::Raw)
-    };
-    write_all(&a.output, &out)?;
+    // Streamed from the filter's words: no second copy of the array.
+    let read = data.len();
+    drop(data);
+    let mut written = 0u64;
+    write_with(&a.output, |w| {
+        written = if a.bits_only {
+            compressed_bloom::format::stream::write_bits(&f, w)?
+        } else {
+            compressed_bloom::format::stream::write_raw_frame(&f, w)?
+        };
+        Ok(())
+    })?;
     eprintln!(
         "decoded m={} k={}: {} -> {} bytes",
         f.m(),
         f.k(),
-        data.len(),
-        out.len()
+        read,
+        written
     );
     Ok(())
 }
