@@ -496,16 +496,17 @@ impl Words<'_> {
     }
 }
 
-/// The decoder's hot loop for the common case: four lanes, runs of
-/// majority bits ended by a minority bit, no low bits (t = 0); it writes a 1
-/// at each minority bit (the caller flips the range where 0 is the
-/// minority). Decodes the next four operations (one
-/// per lane, `states[0]` first, see [`next_lane`]), then applies them. It runs only while four symbols cannot reach `limit`
-/// (the next model rebuild or the block end: each symbol advances at most
-/// escape_len = L bits) and while the input holds the at most 8 bytes four
-/// renormalisations can read, so none of the general loop's per-symbol checks
-/// can fail inside it; the general loop takes over near either edge.
-/// Returns the number of symbols it decoded.
+/// The decoder's hot loop for the common case: runs of majority bits ended
+/// by a minority bit, no low bits (t = 0), with `LANES` interleaved states
+/// (4, or 1 for blocks below [`INTERLEAVE_MIN_BITS`]); it writes a 1 at each
+/// minority bit (the caller flips the range where 0 is the minority).
+/// Decodes the next `LANES` operations (one per lane, `states[0]` first, see
+/// [`next_lane`]), then applies them. It runs only while `LANES` symbols
+/// cannot reach `limit` (the next model rebuild or the block end: each
+/// symbol advances at most escape_len = L bits) and while the input holds
+/// the 8 bytes that cover the at most `LANES` renormalisations, so none of
+/// the general loop's per-symbol checks can fail inside it; the general loop
+/// takes over near either edge. Returns the number of symbols it decoded.
 ///
 /// Overflow (any input, not only valid streams): a state is a u32, so
 /// f·(x >> 12) + bias <= f·((x >> 12) + 1) − 1 <= 2^12·2^20 − 1 (bias < f <=
@@ -514,7 +515,7 @@ impl Words<'_> {
 /// advances p by at most span; `at` <= data.len() − 8 before a round reads.
 #[inline(never)]
 #[allow(clippy::arithmetic_side_effects)]
-fn fast_runs(
+fn fast_runs<const LANES: usize>(
     states: &mut [u32; 4],
     table: &[u64; PROB_SCALE as usize],
     model: &Model,
@@ -523,41 +524,43 @@ fn fast_runs(
     pos: &mut u64,
     limit: u64,
 ) -> u64 {
-    let span = 4 * (model.escape_len + 1);
+    const { assert!(LANES == 1 || LANES == 4) };
+    let span = LANES as u64 * (model.escape_len + 1);
     let mut steps = 0u64;
-    let [mut x0, mut x1, mut x2, mut x3] = *states;
+    let mut xs = [0u32; LANES];
+    for (x, s) in xs.iter_mut().zip(states.iter()) {
+        *x = *s;
+    }
     let mut p = *pos;
     let data = input.data;
     let mut at = input.pos;
     while p + span <= limit {
-        // The (at most four) words this round can read, in one load.
+        // The (at most LANES <= 4) words this round can read, in one load.
         let Some(chunk) = data.get(at..).and_then(|r| r.first_chunk::<8>()) else {
             break;
         };
         let chunk = u64::from_le_bytes(*chunk);
         let mut reads = 0u32;
-        macro_rules! lane {
-            ($x:ident) => {{
-                let e = slot_entry(table, $x);
-                let x = ((e as u32 >> 7) & 0x1fff) * ($x >> PROB_BITS) + ((e as u32 >> 20) & 0xfff);
-                // I2: read the next word of the chunk only if x < L.
-                $x = if x < RANS_L {
-                    let w = (chunk >> (reads << 4)) as u32 & 0xffff;
-                    reads += 1;
-                    x << 16 | w
-                } else {
-                    x
-                };
-                e
-            }};
+        let mut es = [0u64; LANES];
+        for (x, e) in xs.iter_mut().zip(es.iter_mut()) {
+            *e = slot_entry(table, *x);
+            let y = ((*e as u32 >> 7) & 0x1fff) * (*x >> PROB_BITS) + ((*e as u32 >> 20) & 0xfff);
+            // I2: read the next word of the chunk only if y < L.
+            *x = if y < RANS_L {
+                let w = (chunk >> (reads << 4)) as u32 & 0xffff;
+                reads += 1;
+                y << 16 | w
+            } else {
+                y
+            };
         }
-        let s = [lane!(x0), lane!(x1), lane!(x2), lane!(x3)];
-        steps += 4;
+        steps += LANES as u64;
         at += (reads as usize) << 1;
-        for e in s {
-            // A bucket symbol s: s zeros, then a one at p + s (bit 63 of the
-            // entry). The escape sets nothing and advances escape_len
-            // (p + s < limit <= bits keeps the index in bounds).
+        for e in es {
+            // A bucket symbol s: s majority bits, then a minority bit at
+            // p + s (bit 63 of the entry). The escape sets nothing and
+            // advances escape_len (p + s < limit <= bits keeps the index in
+            // bounds).
             let bit = p + (e & 127);
             if let Some(w) = words.get_mut((bit >> 6) as usize) {
                 *w |= (e >> 63) << (bit & 63);
@@ -565,60 +568,9 @@ fn fast_runs(
             p += (e >> 32) & 0x7fff_ffff;
         }
     }
-    *states = [x0, x1, x2, x3];
-    *pos = p;
-    input.pos = at;
-    steps
-}
-
-/// [`fast_runs`] for blocks of one lane (below [`INTERLEAVE_MIN_BITS`]):
-/// one operation per iteration, each reading at most one word (I2), so it
-/// runs while one symbol cannot reach `limit` and two input bytes remain.
-/// Returns the number of symbols it decoded.
-///
-/// Overflow: as in [`fast_runs`]; p + span <= limit <= 2^23 before each
-/// symbol, which advances p by at most span, and `at` <= data.len() − 2
-/// before a symbol reads.
-#[inline(never)]
-#[allow(clippy::arithmetic_side_effects)]
-fn fast_runs_one_lane(
-    state: &mut u32,
-    table: &[u64; PROB_SCALE as usize],
-    model: &Model,
-    input: &mut Words<'_>,
-    words: &mut [u64],
-    pos: &mut u64,
-    limit: u64,
-) -> u64 {
-    let span = model.escape_len + 1;
-    let mut steps = 0u64;
-    let mut x = *state;
-    let mut p = *pos;
-    let data = input.data;
-    let mut at = input.pos;
-    while p + span <= limit {
-        let Some(next) = data.get(at..).and_then(|r| r.first_chunk::<2>()) else {
-            break;
-        };
-        let e = slot_entry(table, x);
-        let y = ((e as u32 >> 7) & 0x1fff) * (x >> PROB_BITS) + ((e as u32 >> 20) & 0xfff);
-        // I2: read the next word only if y < L.
-        let need = y < RANS_L;
-        x = if need {
-            y << 16 | u32::from(u16::from_le_bytes(*next))
-        } else {
-            y
-        };
-        at += usize::from(need) << 1;
-        steps += 1;
-        // As in fast_runs: a bucket symbol ends with a minority bit at p + s.
-        let bit = p + (e & 127);
-        if let Some(w) = words.get_mut((bit >> 6) as usize) {
-            *w |= (e >> 63) << (bit & 63);
-        }
-        p += (e >> 32) & 0x7fff_ffff;
+    for (s, x) in states.iter_mut().zip(xs) {
+        *s = x;
     }
-    *state = x;
     *pos = p;
     input.pos = at;
     steps
@@ -677,9 +629,9 @@ pub(crate) fn decode_block(
 /// 7 + t <= 47 bits, so pos + run and pos + escape_len cannot overflow, and
 /// pos advances only after they are checked against `remaining`. The initial
 /// states took 4 bytes each, so `input.pos` >= 4 where that is subtracted.
-#[allow(clippy::arithmetic_side_effects)]
 /// With `fast` off, every symbol takes the general loop (the reference the
 /// fast paths must agree with).
+#[allow(clippy::arithmetic_side_effects)]
 fn decode_block_inner(
     data: &[u8],
     bits: u64,
@@ -724,9 +676,9 @@ fn decode_block_inner(
             let start = pos;
             let limit = sched.threshold.min(bits);
             steps += if lanes == 4 {
-                fast_runs(&mut states, &table, &model, &mut input, words, &mut pos, limit)
+                fast_runs::<4>(&mut states, &table, &model, &mut input, words, &mut pos, limit)
             } else {
-                fast_runs_one_lane(&mut states[0], &table, &model, &mut input, words, &mut pos, limit)
+                fast_runs::<1>(&mut states, &table, &model, &mut input, words, &mut pos, limit)
             };
             if !model.minority_is_one {
                 flip_range(words, start, pos - start);
@@ -861,11 +813,7 @@ mod tests {
         let mut s = seed;
         let mut w = vec![0u64; bits.div_ceil(64) as usize];
         for i in 0..bits {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
+            let z = crate::coder::tests::splitmix(&mut s);
             let here = if drift { d * (2.0 * i as f64 / bits as f64) } else { d };
             if (z >> 11) as f64 / (1u64 << 53) as f64 <= here {
                 w[(i / 64) as usize] |= 1 << (i % 64);
