@@ -191,9 +191,6 @@ pub(crate) struct Scratch {
 }
 
 /// [`encode_block`] with caller-owned scratch buffers.
-// Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
-#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub(crate) fn encode_block_with(
     words: &[u64],
     bits: u64,
