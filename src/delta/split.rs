@@ -388,8 +388,7 @@ fn scatter_side(
     side: Side,
 ) -> Result<(), CoderError> {
     let side_of = |j: usize| {
-        let ([zeros, ones], _) = word_masks(base, m, w0.saturating_add(j));
-        let mask = if side == Side::Zeros { zeros } else { ones };
+        let mask = side_mask(base, m, w0.saturating_add(j), side);
         (mask, u64::from(mask.count_ones()))
     };
     if out.is_empty() {
@@ -419,12 +418,12 @@ fn scatter_side(
         if let Some(o) = out.get_mut(j) {
             *o |= deposit(chunk, mask);
         }
-        before = before.wrapping_add(count);
-        j = j.wrapping_add(1);
-        if j >= out.len() {
+        // The reader is now at the next word's first part bit, so the next
+        // set bit moves the cursor on; after the range's last word there is
+        // nothing left here to look for (and no further block to decode).
+        if j.wrapping_add(1) >= out.len() {
             return Ok(());
         }
-        (mask, count) = side_of(j);
     }
     Ok(())
 }

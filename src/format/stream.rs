@@ -104,21 +104,11 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
     let coded_len = lens
         .iter()
         .fold(table_bytes.len() as u64, |a, &l| a.saturating_add(l));
-    let raw = coded_len >= p.byte_len();
     let _ = last;
-    let ty = if raw { FilterType::Raw } else { FilterType::Coded };
-    let payload_len = if raw { p.byte_len() } else { coded_len };
-    let mut head = Vec::with_capacity(64);
-    header::write(&mut head, &HeaderFields::plain(ty), &p, filter.len(), payload_len);
-    let mut out = CrcWriter {
-        inner: w,
-        crc: 0,
-        written: 0,
-    };
-    out.put(&head)?;
-    if raw {
-        put_bits(filter, |bytes| out.put(bytes))?;
-    } else {
+    if coded_len >= p.byte_len() {
+        return write_raw_frame(filter, w);
+    }
+    write_framed(w, FilterType::Coded, filter, coded_len, |out| {
         // Pass 2: the block table, then each block again.
         out.put(&table_bytes)?;
         for (w0, bits) in coder::block_spans(p.m) {
@@ -126,7 +116,35 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
             coder::encode_one_block(words, w0, bits, &mut stream, &mut scratch);
             out.put(&stream)?;
         }
-    }
+        Ok(())
+    })
+}
+
+/// Writes a frame of type `ty` for `filter` (a version-1 header) whose
+/// `payload_len`-byte payload `payload` puts, then the CRC-32C of it all;
+/// returns the bytes written.
+fn write_framed<W: Write>(
+    w: W,
+    ty: FilterType,
+    filter: &BloomFilter,
+    payload_len: u64,
+    payload: impl FnOnce(&mut CrcWriter<W>) -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut head = Vec::with_capacity(64);
+    header::write(
+        &mut head,
+        &HeaderFields::plain(ty),
+        filter.params(),
+        filter.len(),
+        payload_len,
+    );
+    let mut out = CrcWriter {
+        inner: w,
+        crc: 0,
+        written: 0,
+    };
+    out.put(&head)?;
+    payload(&mut out)?;
     let crc = out.crc;
     out.inner.write_all(&crc.to_le_bytes())?;
     Ok(out.written.saturating_add(4))
@@ -167,25 +185,10 @@ pub fn write_bits<W: Write>(filter: &BloomFilter, mut w: W) -> io::Result<u64> {
 /// # Errors
 /// The writer's.
 pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
-    let p = *filter.params();
-    let mut head = Vec::with_capacity(64);
-    header::write(
-        &mut head,
-        &HeaderFields::plain(FilterType::Raw),
-        &p,
-        filter.len(),
-        p.byte_len(),
-    );
-    let mut out = CrcWriter {
-        inner: w,
-        crc: 0,
-        written: 0,
-    };
-    out.put(&head)?;
-    put_bits(filter, |bytes| out.put(bytes))?;
-    let crc = out.crc;
-    out.inner.write_all(&crc.to_le_bytes())?;
-    Ok(out.written.saturating_add(4))
+    let len = filter.params().byte_len();
+    write_framed(w, FilterType::Raw, filter, len, |out| {
+        put_bits(filter, |bytes| out.put(bytes))
+    })
 }
 
 /// A reader that keeps the CRC-32C of what it read.

@@ -35,9 +35,7 @@ pub(crate) fn write_with(
     mut write: impl FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> CliResult {
     if is_std(path) {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        write(&mut out)?;
-        out.flush()?;
+        buffered(std::io::stdout().lock(), &mut write)?;
         return Ok(());
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -46,9 +44,7 @@ pub(crate) fn write_with(
             .write(true)
             .open(path)
             .map_err(named)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-        write(&mut out).map_err(named)?;
-        out.flush().map_err(named)?;
+        buffered(file, &mut write).map_err(named)?;
         return Ok(());
     }
     let dir = match path.parent() {
@@ -67,14 +63,20 @@ pub(crate) fn write_with(
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(named)?;
-    {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
-        write(&mut out).map_err(named)?;
-        out.flush().map_err(named)?;
-    }
+    buffered(tmp.as_file_mut(), &mut write).map_err(named)?;
     tmp.as_file().sync_all().map_err(named)?;
     tmp.persist(path).map_err(|e| named(e.error))?;
     Ok(())
+}
+
+/// Runs `write` into `inner` through a 64 KiB buffer, flushed at the end.
+fn buffered(
+    inner: impl Write,
+    write: &mut impl FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, inner);
+    write(&mut out)?;
+    out.flush()
 }
 
 /// Calls `f` on each key of a file (`-` for standard input), one per line,
