@@ -4,9 +4,11 @@
 //! (decode >= 400 MB/s; size within 0.05% of the bound plus 16 bytes).
 //! Random bits of the given density (splitmix64, fixed seeds).
 //!
-//!     cargo run --release --example coder_grid [MAX_M]
+//!     cargo run --release --example coder_grid [MAX_M] [coded|static]
 //!
-//! MAX_M (default 10^9) caps the sizes, for a quick run.
+//! MAX_M (default 10^9) caps the sizes, for a quick run. The second
+//! argument picks the payload: `coded` (format type 1, the default) or
+//! `static` (type 4, `coder::static_coded`).
 use compressed_bloom::coder;
 use std::time::Instant;
 
@@ -53,6 +55,26 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse::<f64>().ok())
         .map_or(1_000_000_000, |v| v as u64);
+    let fixed = match std::env::args().nth(2).as_deref() {
+        None | Some("coded") => false,
+        Some("static") => true,
+        Some(other) => panic!("unknown payload type {other}: coded or static"),
+    };
+    let encode = |w: &[u64], m: u64, out: &mut Vec<u8>| {
+        if fixed {
+            let choice = coder::static_coded::Choice::default();
+            coder::static_coded::encode_with(w, m, out, 1, choice);
+        } else {
+            coder::encode_with_threads(w, m, out, 1);
+        }
+    };
+    let decode = |p: &[u8], m: u64, w: &mut [u64]| {
+        if fixed {
+            coder::static_coded::decode_with_threads(p, m, w, 1)
+        } else {
+            coder::decode_with_threads(p, m, w, 1)
+        }
+    };
     let densities = [0.001, 0.01, 0.05, 0.133, 0.3, 0.5, 0.6];
     let sizes = [
         10_000u64,
@@ -71,12 +93,12 @@ fn main() {
             let mut payload = Vec::new();
             let enc = median(|| {
                 payload.clear();
-                coder::encode_with_threads(&w, m, &mut payload, 1);
+                encode(&w, m, &mut payload);
             });
             let mut back = vec![0u64; w.len()];
             let dec = median(|| {
                 back.iter_mut().for_each(|v| *v = 0);
-                coder::decode_with_threads(&payload, m, &mut back, 1).unwrap();
+                decode(&payload, m, &mut back).unwrap();
             });
             assert!(back == w, "round trip failed at m={m} density={d}");
             let bytes = m.div_ceil(8) as f64;

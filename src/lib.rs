@@ -104,8 +104,9 @@ pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
     decode, decode_any, decode_from_buf, decode_with_limits, encode, encode_any, encode_as,
-    encode_into, encode_to_buf, encode_with_identity, inspect, max_encoded_len, AnyFilter,
-    DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
+    encode_into, encode_static, encode_to_buf, encode_with_identity, inspect, max_encoded_len,
+    AnyFilter, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader,
+    UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
 #[cfg(feature = "std")]

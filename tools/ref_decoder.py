@@ -74,14 +74,25 @@ def build_model(b: int, ones: int):
                 escape_len=L << t)
 
 
-def decode_block(stream: bytes, B: int):
+def decode_block(stream: bytes, B: int, fixed_model=None):
+    """A block stream of sections 3.1-3.3 for B bits, as B bytes of 0 or 1.
+
+    With fixed_model=None (type 1) the model follows the schedule of section
+    3.2. With a model from build_model (type 4, mode 0: build(B, ones) for
+    the whole block) the schedule never rebuilds it, and each error message
+    starts with the error's name (UnexpectedEnd, BadState, RunPastEnd,
+    TrailingData); type 1's messages are unchanged."""
+
+    def fail(name, msg):
+        raise FrameError(f"{name}: {msg}" if fixed_model is not None else msg)
+
     bits = bytearray(B)  # one byte per bit, 0 or 1
     S = 4 if B >= (1 << 20) else 1
     if len(stream) < 4 * S:
-        raise FrameError("truncated block states")
+        fail("UnexpectedEnd", "truncated block states")
     x = [int.from_bytes(stream[4 * i:4 * i + 4], "little") for i in range(S)]
     if any(v < (1 << 16) for v in x):
-        raise FrameError("initial state below 2^16")
+        fail("BadState", "initial state below 2^16")
     rd = 4 * S
     lane = 0
 
@@ -93,7 +104,7 @@ def decode_block(stream: bytes, B: int):
         v = f(s) * (v // 4096) + slot - start(s)
         if v < (1 << 16):
             if rd + 2 > len(stream):
-                raise FrameError("stream ends early")
+                fail("UnexpectedEnd", "stream ends early")
             v = (v << 16) | int.from_bytes(stream[rd:rd + 2], "little")
             rd += 2
         x[lane] = v
@@ -101,9 +112,9 @@ def decode_block(stream: bytes, B: int):
         return s
 
     pos, threshold = 0, 16
-    model = build_model(0, 0)
+    model = build_model(0, 0) if fixed_model is None else fixed_model
     while True:
-        if pos >= threshold:
+        if fixed_model is None and pos >= threshold:
             ones = sum(bits[:pos])
             while threshold <= pos:
                 threshold *= 2
@@ -114,7 +125,7 @@ def decode_block(stream: bytes, B: int):
         majority = 0 if model["minority_is_one"] else 1
         if s == model["L"]:
             if pos + model["escape_len"] > B:
-                raise FrameError("escape past block end")
+                fail("RunPastEnd", "escape past block end")
             for i in range(pos, pos + model["escape_len"]):
                 bits[i] = majority
             pos += model["escape_len"]
@@ -129,7 +140,7 @@ def decode_block(stream: bytes, B: int):
             shift += c
             width -= c
         if pos + run > B:
-            raise FrameError("run past block end")
+            fail("RunPastEnd", "run past block end")
         for i in range(pos, pos + run):
             bits[i] = majority
         pos += run
@@ -138,9 +149,9 @@ def decode_block(stream: bytes, B: int):
         bits[pos] = 1 - majority
         pos += 1
     if rd != len(stream):
-        raise FrameError("unread bytes in block stream")
+        fail("TrailingData", "unread bytes in block stream")
     if any(v != (1 << 16) for v in x):
-        raise FrameError("final state is not 2^16")
+        fail("BadState", "final state is not 2^16")
     return bits
 
 
@@ -152,6 +163,8 @@ def decode(frame: bytes):
     version, ftype, scheme, flags = frame[2], frame[3], frame[4], frame[5]
     if version not in (1, 2) or scheme != 1 or flags != 0:
         raise FrameError("unsupported header byte")
+    # Type 4 (static coded) exists only in version 3 (tools/ref_kinds.py):
+    # here it is an unknown type, like any type above 3.
     if ftype not in ((0, 1, 2) if version == 1 else (0, 1, 2, 3)):
         raise FrameError("unknown filter type for this version")
     at = 6
@@ -230,6 +243,151 @@ def decode_bits(payload: bytes, m: int) -> list:
         bits += decode_block(payload[q:q + ln], B)
         q += ln
     return list(bits)
+
+
+def static_byte_table(B: int, ones: int):
+    """Section 3, type 4, mode 1: the 16-symbol nibble table (f, start) of a
+    block of B bits with 0 < ones < B."""
+    p = max(1, (ones << 32) // B)
+    a, b = [1 << 32], [1 << 32]
+    for _ in range(4):
+        a.append((a[-1] * p) >> 32)
+        b.append((b[-1] * ((1 << 32) - p)) >> 32)
+    w = [(a[c] * b[4 - c]) >> 32 for c in range(5)]
+    top = 0 if 2 * ones <= B else 15
+    f = [0] * 16
+    for v in range(16):
+        if v != top:
+            f[v] = max(1, (w[bin(v).count("1")] * 4096 + (1 << 31)) >> 32)
+    f[top] = 4096 - sum(f)
+    if not all(1 <= fv <= 4095 for fv in f):  # the spec says this cannot happen
+        raise FrameError(f"internal: nibble table out of range {f}")
+    start = [sum(f[:v]) for v in range(16)]
+    return f, start
+
+
+def decode_byte_block(stream: bytes, B: int, ones: int) -> bytes:
+    """Section 3, type 4, mode 1: a block of B bits as ceil(B/8) packed bytes."""
+    f, start = static_byte_table(B, ones)
+    nibble = bytearray(4096)  # slot -> nibble
+    for v in range(16):
+        nibble[start[v]:start[v] + f[v]] = bytes([v]) * f[v]
+    S = 8 if B >= (1 << 20) else 2 if B >= (1 << 13) else 1
+    if len(stream) < 8 * S:
+        raise FrameError("UnexpectedEnd: truncated block states")
+    x = [int.from_bytes(stream[8 * i:8 * i + 8], "little") for i in range(S)]
+    if any(not (1 << 31) <= v < (1 << 63) for v in x):
+        raise FrameError("BadState: initial state outside [2^31, 2^63)")
+    rd = 8 * S
+    nbytes = (B + 7) // 8
+    out = bytearray(nbytes)
+    for j in range(nbytes):
+        lane = j % S
+        v = x[lane]
+        sh = (v >> 12) & 0xFFF
+        sl = v & 0xFFF
+        h, l = nibble[sh], nibble[sl]
+        fl = f[l]
+        v = f[h] * fl * (v >> 24) + (sh - start[h]) * fl + (sl - start[l])
+        if v < (1 << 31):
+            if rd + 4 > len(stream):
+                raise FrameError("UnexpectedEnd: stream ends early")
+            v = (v << 32) | int.from_bytes(stream[rd:rd + 4], "little")
+            rd += 4
+        x[lane] = v
+        out[j] = (h << 4) | l
+    if B % 8 and out[-1] >> (B % 8):
+        raise FrameError("RunPastEnd: bits past the block's end are set")
+    if rd != len(stream):
+        raise FrameError("TrailingData: unread bytes in block stream")
+    if any(v != (1 << 31) for v in x):
+        raise FrameError("BadState: final state is not 2^31")
+    return bytes(out)
+
+
+_TO_ASCII = bytes.maketrans(b"\x00\x01", b"01")
+
+
+def pack_bits(bits) -> bytes:
+    """A sequence of 0/1 values as packed bytes (section 1 bit order)."""
+    n = len(bits)
+    if n == 0:
+        return b""
+    v = int(bytes(bits)[::-1].translate(_TO_ASCII), 2)
+    return v.to_bytes((n + 7) // 8, "little")
+
+
+def read_static_table(payload: bytes, m: int):
+    """Section 3, type 4: block_log and the table, every entry checked
+    (all failures BlockTable). Returns B_max and one (mode, ones, B, offset,
+    length) per block, offset and length locating its stream in the payload."""
+    if len(payload) < 1:
+        raise FrameError("BlockTable: no block_log")
+    block_log = payload[0]
+    if not 16 <= block_log <= 40:
+        raise FrameError(f"BlockTable: block_log {block_log} out of range")
+    bmax = 1 << block_log
+    nb = max(1, -(-m // bmax))
+    q, entries = 1, []
+    for i in range(nb):
+        if q >= len(payload):
+            raise FrameError(f"BlockTable: table runs past the payload (block {i})")
+        mode = payload[q]
+        q += 1
+        if mode > 1:
+            raise FrameError(f"BlockTable: block {i} mode {mode}")
+        try:
+            ones, q = varint(payload, q)
+            ln = None
+            if i < nb - 1:
+                ln, q = varint(payload, q)
+        except FrameError as e:
+            raise FrameError(f"BlockTable: block {i}: {e}")
+        B = min(m, (i + 1) * bmax) - i * bmax
+        if ones > B:
+            raise FrameError(f"BlockTable: block {i} ones {ones} > B {B}")
+        entries.append([mode, ones, B, ln])
+    for i, e in enumerate(entries):
+        mode, ones, B, ln = e
+        if ln is None:
+            ln = len(payload) - q
+        if q + ln > len(payload):
+            raise FrameError(f"BlockTable: stream {i} runs past the payload")
+        if (ones == 0 or ones == B) and (mode != 0 or ln != 0):
+            raise FrameError(f"BlockTable: constant block {i} needs mode 0 and an empty stream")
+        e[3:] = [q, ln]
+        q += ln
+    return bmax, [tuple(e) for e in entries]
+
+
+def decode_static(payload: bytes, m: int) -> bytes:
+    """A type 4 (static coded) payload for an m-bit array, as the packed
+    array of section 1 (ceil(m/8) bytes, padding bits 0). Raises FrameError
+    whose message starts with the error's name: BlockTable, CountMismatch,
+    UnexpectedEnd, BadState, RunPastEnd or TrailingData. Blocks are decoded
+    in order; the first failure is reported."""
+    bmax, entries = read_static_table(payload, m)
+    out = bytearray()
+    for i, (mode, ones, B, off, ln) in enumerate(entries):
+        stream = payload[off:off + ln]
+        if ones == 0:
+            block = bytes((B + 7) // 8)
+        elif ones == B:
+            block = b"\xff" * (B // 8) + (bytes([(1 << (B % 8)) - 1]) if B % 8 else b"")
+        else:
+            try:
+                if mode == 0:
+                    block = pack_bits(decode_block(stream, B, build_model(B, ones)))
+                else:
+                    block = decode_byte_block(stream, B, ones)
+            except FrameError as e:
+                raise FrameError(f"{e} (block {i})")
+            got = int.from_bytes(block, "little").bit_count()
+            if got != ones:
+                raise FrameError(f"CountMismatch: block {i} has {got} ones, table says {ones}")
+        out += block
+    assert len(out) == (m + 7) // 8
+    return bytes(out)
 
 
 def put_varint(v: int) -> bytes:

@@ -3,8 +3,8 @@
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
 with hash scheme 2 of section 1.1), and the counting (8.1), partitioned
-(8.2), scalable (8.3) and sparse (8.4) kinds. The coded bit array of section 3 comes from
-tools/ref_decoder.py.
+(8.2), scalable (8.3) and sparse (8.4) kinds, and filter type 4 (static coded,
+kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
@@ -70,10 +70,11 @@ def decode_v3(frame: bytes):
     if kind in (0, 2):
         if kind == 2 and m % k:
             raise rd.FrameError("partitioned m is not a multiple of k")
-        if kind == 2 and ftype not in (0, 1):
+        if kind == 2 and ftype not in (0, 1, 4):
             raise rd.FrameError("no such type for this kind")
         if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
-                or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
+                or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)
+                or (ftype == 4 and not 2 <= plen < raw_len)):
             raise rd.FrameError("payload length inconsistent with type")
     elif kind == 3:
         if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):
@@ -107,6 +108,9 @@ def decode_v3(frame: bytes):
         return header, sparse_positions(payload[16:], m)
     if kind == 4:
         return header, sparse_positions(payload, m)
+    if ftype == 4:
+        # Type 4, static coded (section 3; version 3 only, kinds 0 and 2).
+        return header, rd.decode_static(payload, m)
     # Standard and partitioned: the same bit array payloads as version 2.
     v2 = bytearray(frame[:2]) + bytes([1 if ftype < 3 else 2, ftype, 1, 0])
     for v in (seed, m, k, n, plen):

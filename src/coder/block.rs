@@ -93,7 +93,7 @@ fn for_range(words: &mut [u64], from: u64, len: u64, apply: impl Fn(&mut u64, u6
 /// Sets bits [from, from + len) to one (the decoder checked that the range
 /// lies in the block).
 #[inline]
-fn fill_ones(words: &mut [u64], from: u64, len: u64) {
+pub(crate) fn fill_ones(words: &mut [u64], from: u64, len: u64) {
     for_range(words, from, len, |w, mask| *w |= mask);
 }
 
@@ -106,7 +106,7 @@ fn flip_range(words: &mut [u64], from: u64, len: u64) {
 /// Number of ones in bits [from, to) of `words` (bits past the slice count
 /// as zeros).
 #[inline]
-fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
+pub(crate) fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
     if from >= to {
         return 0;
     }
@@ -119,7 +119,8 @@ fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
     if fw == tw {
         return u64::from((word(fw) & head & tail).count_ones());
     }
-    // At most 2^17 words of 64 ones each: the sum fits easily.
+    // At most 2^34 words of 64 ones each (a block of 2^40 bits): the sum
+    // fits easily.
     let middle: u64 = words
         .get(fw.wrapping_add(1)..tw)
         .unwrap_or_default()
@@ -144,6 +145,15 @@ impl Schedule {
     fn new() -> Self {
         Schedule {
             threshold: FIRST_STAGE,
+            counted_to: 0,
+            ones: 0,
+        }
+    }
+
+    /// A schedule that never rebuilds (the static model of format type 4).
+    fn never() -> Self {
+        Schedule {
+            threshold: u64::MAX,
             counted_to: 0,
             ones: 0,
         }
@@ -197,7 +207,20 @@ pub(crate) fn encode_block_with(
     out: &mut Vec<u8>,
     scratch: &mut Scratch,
 ) {
-    encode_block_paths(words, bits, out, scratch, true);
+    encode_block_paths(words, bits, out, scratch, true, None);
+}
+
+/// Encodes a block with the static model `build(bits, ones)` throughout
+/// (format type 4, mode 0), `ones` being the block's count of 1s.
+pub(crate) fn encode_block_fixed(
+    words: &[u64],
+    bits: u64,
+    ones: u64,
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) {
+    let model = Model::build(bits, ones);
+    encode_block_paths(words, bits, out, scratch, true, Some(&model));
 }
 
 /// [`encode_block_with`], with the fast path on or off (`fast`): the bytes
@@ -211,6 +234,7 @@ fn encode_block_paths(
     out: &mut Vec<u8>,
     scratch: &mut Scratch,
     fast: bool,
+    fixed: Option<&Model>,
 ) {
     let lanes = lanes_for(bits);
     // Forward pass: turn the block into coding operations with the adaptive
@@ -223,8 +247,10 @@ fn encode_block_paths(
     ops.clear();
     ops.reserve((bits / 6) as usize + 64);
     let mut pos = 0u64;
-    let mut sched = Schedule::new();
-    let mut model = Model::build(0, 0);
+    let (mut sched, mut model) = match fixed {
+        Some(m) => (Schedule::never(), m.clone()),
+        None => (Schedule::new(), Model::build(0, 0)),
+    };
     let mut next = next_bit(words, 0, bits, model.minority_is_one);
     loop {
         if let Some(m) = sched.due(words, pos) {
@@ -511,7 +537,7 @@ impl Words<'_> {
 /// Positions: p + span <= limit <= 2^23 before each round, and a round
 /// advances p by at most span; `at` <= data.len() − 8 before a round reads.
 #[inline(never)]
-#[allow(clippy::arithmetic_side_effects)]
+#[allow(clippy::arithmetic_side_effects, clippy::too_many_arguments)]
 fn fast_runs<const LANES: usize>(
     states: &mut [u32; 4],
     table: &[u64; PROB_SCALE as usize],
@@ -520,6 +546,7 @@ fn fast_runs<const LANES: usize>(
     words: &mut [u64],
     pos: &mut u64,
     limit: u64,
+    minority: &mut u64,
 ) -> u64 {
     const { assert!(LANES == 1 || LANES == 4) };
     let span = LANES as u64 * (model.escape_len + 1);
@@ -529,6 +556,7 @@ fn fast_runs<const LANES: usize>(
         *x = *s;
     }
     let mut p = *pos;
+    let mut placed = 0u64;
     let data = input.data;
     let mut at = input.pos;
     while p + span <= limit {
@@ -562,6 +590,7 @@ fn fast_runs<const LANES: usize>(
             if let Some(w) = words.get_mut((bit >> 6) as usize) {
                 *w |= (e >> 63) << (bit & 63);
             }
+            placed += e >> 63;
             p += (e >> 32) & 0x7fff_ffff;
         }
     }
@@ -569,6 +598,7 @@ fn fast_runs<const LANES: usize>(
         *s = x;
     }
     *pos = p;
+    *minority += placed;
     input.pos = at;
     steps
 }
@@ -618,7 +648,23 @@ pub(crate) fn decode_block(
     words: &mut [u64],
     base: usize,
 ) -> Result<u64, CoderError> {
-    decode_block_inner(data, bits, words, true).map_err(|e| e.shifted(base))
+    decode_block_inner(data, bits, words, true, None)
+        .map(|(steps, _)| steps)
+        .map_err(|e| e.shifted(base))
+}
+
+/// Decodes a block coded with the static model `build(bits, ones)` (format
+/// type 4, mode 0) into `words` (zeroed on entry). Returns the coding steps
+/// and the number of 1 bits it wrote (the caller compares it with `ones`).
+/// Offsets in errors are relative to the stream.
+pub(crate) fn decode_block_fixed(
+    data: &[u8],
+    bits: u64,
+    ones: u64,
+    words: &mut [u64],
+) -> Result<(u64, u64), CoderError> {
+    let model = Model::build(bits, ones);
+    decode_block_inner(data, bits, words, true, Some(&model))
 }
 
 /// Overflow: states as in [`decode_step`]. Positions: the loop keeps
@@ -634,8 +680,12 @@ fn decode_block_inner(
     bits: u64,
     words: &mut [u64],
     fast: bool,
-) -> Result<u64, CoderError> {
+    fixed: Option<&Model>,
+) -> Result<(u64, u64), CoderError> {
     let mut steps = 0u64;
+    // Minority bits written (each at its own position), from which the
+    // count of ones follows.
+    let mut minority = 0u64;
     let lanes = lanes_for(bits);
     let mut input = Words { data, pos: 0 };
     let mut states = [RANS_L; 4];
@@ -652,8 +702,10 @@ fn decode_block_inner(
     }
     let mut table = Box::new([0u64; PROB_SCALE as usize]);
     let mut pos = 0u64;
-    let mut sched = Schedule::new();
-    let mut model = Model::build(0, 0);
+    let (mut sched, mut model) = match fixed {
+        Some(m) => (Schedule::never(), m.clone()),
+        None => (Schedule::new(), Model::build(0, 0)),
+    };
     model.fill_decode_table(&mut table);
     // Operation j uses lane j mod lanes, whose state is states[0] when
     // operation j is decoded (see `next_lane`).
@@ -673,9 +725,27 @@ fn decode_block_inner(
             let start = pos;
             let limit = sched.threshold.min(bits);
             steps += if lanes == 4 {
-                fast_runs::<4>(&mut states, &table, &model, &mut input, words, &mut pos, limit)
+                fast_runs::<4>(
+                    &mut states,
+                    &table,
+                    &model,
+                    &mut input,
+                    words,
+                    &mut pos,
+                    limit,
+                    &mut minority,
+                )
             } else {
-                fast_runs::<1>(&mut states, &table, &model, &mut input, words, &mut pos, limit)
+                fast_runs::<1>(
+                    &mut states,
+                    &table,
+                    &model,
+                    &mut input,
+                    words,
+                    &mut pos,
+                    limit,
+                    &mut minority,
+                )
             };
             if !model.minority_is_one {
                 flip_range(words, start, pos - start);
@@ -737,6 +807,7 @@ fn decode_block_inner(
                 *w |= 1u64 << (pos & 63);
             }
         }
+        minority += 1;
         pos += 1;
     }
     if input.pos != data.len() {
@@ -746,7 +817,14 @@ fn decode_block_inner(
     if states.iter().any(|&s| s != RANS_L) {
         return Err(CoderError::BadState { offset: input.pos });
     }
-    Ok(steps)
+    // With a changing model the minority value can change between stages;
+    // the count is used only with the fixed model.
+    let ones = if model.minority_is_one {
+        minority
+    } else {
+        bits - minority
+    };
+    Ok((steps, ones))
 }
 
 #[cfg(test)]
@@ -826,14 +904,23 @@ mod tests {
         for bits in [1000u64, 70_001, 1 << 20, (1 << 20) + 4_321] {
             for (d, drift) in [(0.02, false), (0.13, false), (0.45, false), (0.55, false), (0.87, false), (0.999, false), (0.5, true)] {
                 let w = bits_of(bits, d, drift, bits ^ (d * 1e3) as u64);
-                let (mut fast, mut slow) = (Vec::new(), Vec::new());
-                encode_block_paths(&w, bits, &mut fast, &mut Scratch::default(), true);
-                encode_block_paths(&w, bits, &mut slow, &mut Scratch::default(), false);
-                assert!(fast == slow, "bits={bits} d={d} drift={drift}: encoders differ");
-                for path in [true, false] {
-                    let mut back = vec![0u64; w.len()];
-                    decode_block_inner(&fast, bits, &mut back, path).unwrap();
-                    assert!(back == w, "bits={bits} d={d} drift={drift} fast={path}");
+                // The adaptive model (type 1) and the static one (type 4,
+                // mode 0), each with the fast paths on and off.
+                let ones = count_ones_range(&w, 0, bits);
+                let fixed = Model::build(bits, ones);
+                for model in [None, Some(&fixed)] {
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    encode_block_paths(&w, bits, &mut fast, &mut Scratch::default(), true, model);
+                    encode_block_paths(&w, bits, &mut slow, &mut Scratch::default(), false, model);
+                    assert!(fast == slow, "bits={bits} d={d} drift={drift}: encoders differ");
+                    for path in [true, false] {
+                        let mut back = vec![0u64; w.len()];
+                        let (_, got) = decode_block_inner(&fast, bits, &mut back, path, model).unwrap();
+                        assert!(back == w, "bits={bits} d={d} drift={drift} fast={path}");
+                        if model.is_some() {
+                            assert_eq!(got, ones, "bits={bits} d={d} drift={drift} fast={path}");
+                        }
+                    }
                 }
             }
         }

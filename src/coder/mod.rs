@@ -15,7 +15,9 @@ use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 pub(crate) mod block;
+pub(crate) mod bytes;
 pub(crate) mod model;
+pub mod static_coded;
 pub mod range;
 
 use crate::wire::varint;
@@ -68,6 +70,17 @@ pub enum CoderError {
         /// The slice's length.
         actual: usize,
     },
+    /// A block of a static-coded payload (format type 4) decoded to a count
+    /// of ones other than the one its table entry declares.
+    #[error("block {block} declares {declared} ones but decodes to {decoded}")]
+    CountMismatch {
+        /// Index of the block.
+        block: u64,
+        /// The count in the block table.
+        declared: u64,
+        /// The count the stream decoded to.
+        decoded: u64,
+    },
     /// The block length table is malformed or inconsistent with the payload.
     #[error("block table invalid at payload byte {offset}: {reason}")]
     BlockTable {
@@ -93,7 +106,9 @@ impl CoderError {
             },
             CoderError::TrailingData { offset } => CoderError::TrailingData { offset: at(offset) },
             CoderError::BadState { offset } => CoderError::BadState { offset: at(offset) },
-            e @ (CoderError::BlockTable { .. } | CoderError::OutputLength { .. }) => e,
+            e @ (CoderError::BlockTable { .. }
+            | CoderError::OutputLength { .. }
+            | CoderError::CountMismatch { .. }) => e,
         }
     }
 }
@@ -200,7 +215,7 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
     let spans: Vec<(usize, u64)> = block_spans(m).collect();
     // Each thread encodes a run of consecutive blocks with one set of
     // scratch buffers.
-    let encode_run = |run: &[(usize, u64)]| {
+    let streams = map_threaded(&spans, threads, |run| {
         let mut scratch = block::Scratch::default();
         run.iter()
             .map(|&(w0, bits)| {
@@ -210,30 +225,8 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
                 block::encode_block_with(block, bits, &mut v, &mut scratch);
                 v
             })
-            .collect::<Vec<_>>()
-    };
-    #[cfg(not(feature = "std"))]
-    let streams: Vec<Vec<u8>> = {
-        let _ = threads;
-        encode_run(&spans)
-    };
-    #[cfg(feature = "std")]
-    let streams: Vec<Vec<u8>> = if threads <= 1 || spans.len() < 2 {
-        encode_run(&spans)
-    } else {
-        let chunk = spans.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = spans
-                .chunks(chunk)
-                .map(|c| s.spawn(move || encode_run(c)))
-                .collect();
-            handles
-                .into_iter()
-                // A panic in an encoder thread is a bug: re-raise it here.
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    };
+            .collect()
+    });
     if let Some((_, init)) = streams.split_last() {
         for s in init {
             varint::put(out, s.len() as u64);
@@ -242,6 +235,34 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
     for s in &streams {
         out.extend_from_slice(s);
     }
+}
+
+/// Maps runs of consecutive `items` through `f` on up to `threads` threads
+/// (one run per thread, in order) and concatenates the results: the
+/// encoders' way of coding blocks in parallel.
+pub(crate) fn map_threaded<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    #[cfg(feature = "std")]
+    if threads > 1 && items.len() >= 2 {
+        let chunk = items.len().div_ceil(threads);
+        let f = &f;
+        return std::thread::scope(|s| {
+            let handles: Vec<_> = items
+                .chunks(chunk)
+                .map(|c| s.spawn(move || f(c)))
+                .collect();
+            handles
+                .into_iter()
+                // A panic in an encoder thread is a bug: re-raise it here.
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+    }
+    let _ = threads;
+    f(items)
 }
 
 /// Decodes a payload into `words` (which must hold exactly ⌈m/64⌉ zeroed
@@ -435,10 +456,10 @@ fn decode_work(
 /// The threaded half of [`decode_work`]: runs of consecutive blocks, one
 /// per thread, reporting the first failing block in payload order.
 #[cfg(feature = "std")]
-fn decode_jobs_threaded(
-    mut jobs: Vec<(&[u8], u64, &mut [u64], usize)>,
+fn decode_jobs_threaded<J: Send>(
+    mut jobs: Vec<J>,
     threads: usize,
-    run: impl Fn(&mut (&[u8], u64, &mut [u64], usize)) -> Result<u64, CoderError> + Send + Sync + Copy,
+    run: impl Fn(&mut J) -> Result<u64, CoderError> + Send + Sync + Copy,
 ) -> Result<u64, CoderError> {
     let chunk = jobs.len().div_ceil(threads);
     std::thread::scope(|s| {

@@ -276,6 +276,7 @@ pub fn encode_squid(d: &SquidDigest) -> Vec<u8> {
         FilterKind::Standard,
         None,
         Some(*d.cblock().as_bytes()),
+        FilterType::Coded,
     )
 }
 
@@ -338,7 +339,19 @@ fn checked_of_kind<'a>(
 /// Encodes a partitioned filter: its bit array, coded or raw (whichever is
 /// smaller), in a version-3 frame of kind 2.
 pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
-    super::encode_bits(f.bits(), FilterKind::Partitioned, None, None)
+    super::encode_bits(f.bits(), FilterKind::Partitioned, None, None, FilterType::Coded)
+}
+
+/// Encodes a partitioned filter's bit array static-coded (type 4, kind 2),
+/// or raw if that is not smaller: as [`super::encode_static`].
+pub fn encode_partitioned_static(f: &PartitionedBloomFilter) -> Vec<u8> {
+    super::encode_bits(
+        f.bits(),
+        FilterKind::Partitioned,
+        None,
+        None,
+        FilterType::StaticCoded,
+    )
 }
 
 /// Encodes a partitioned filter's bit array uncoded (type 0, kind 2).

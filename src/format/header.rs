@@ -80,6 +80,12 @@ pub enum FilterType {
     /// base is 0 and those where it is 1 are coded as two separate arrays,
     /// whose densities differ (format version 2; `delta`).
     ConditionalDelta,
+    /// The bit array through the static coder (`coder::static_coded`):
+    /// each block's count of ones is sent, so its model is built once, and
+    /// dense blocks code a byte per step. Faster to decode than
+    /// [`FilterType::Coded`] at every density (format version 3, kinds
+    /// standard and partitioned).
+    StaticCoded,
 }
 
 impl FilterType {
@@ -90,6 +96,7 @@ impl FilterType {
             FilterType::Coded => 1,
             FilterType::Delta => 2,
             FilterType::ConditionalDelta => 3,
+            FilterType::StaticCoded => 4,
         }
     }
 
@@ -100,6 +107,7 @@ impl FilterType {
             1 => FilterType::Coded,
             2 => FilterType::Delta,
             3 => FilterType::ConditionalDelta,
+            4 => FilterType::StaticCoded,
             _ => return None,
         };
         if ty.min_version() <= version {
@@ -115,6 +123,7 @@ impl FilterType {
         match self {
             FilterType::Raw | FilterType::Coded | FilterType::Delta => 1,
             FilterType::ConditionalDelta => 2,
+            FilterType::StaticCoded => 3,
         }
     }
 
@@ -131,6 +140,7 @@ impl FilterType {
             FilterType::Coded => "coded",
             FilterType::Delta => "delta",
             FilterType::ConditionalDelta => "conditional-delta",
+            FilterType::StaticCoded => "static",
         }
     }
 }
@@ -681,7 +691,12 @@ fn kind_rules(
                 reason: "a partitioned filter's m is a multiple of k",
             });
         }
-        FilterKind::Counting if filter_type == FilterType::ConditionalDelta => {
+        FilterKind::Counting
+            if matches!(
+                filter_type,
+                FilterType::ConditionalDelta | FilterType::StaticCoded
+            ) =>
+        {
             return Err(DecodeError::InvalidField {
                 offset: 3,
                 field: "filter type",
@@ -736,8 +751,11 @@ fn kind_rules(
         // The encoder falls back to raw whenever coding does not shrink the
         // payload, so a coded payload at least as long as raw is malformed;
         // this also caps the work a coded frame can ask for per input byte.
-        FilterType::Coded if payload_len >= raw_len => {
+        FilterType::Coded | FilterType::StaticCoded if payload_len >= raw_len => {
             invalid("a coded payload must be shorter than the raw array")
+        }
+        FilterType::StaticCoded if payload_len < STATIC_MIN_PAYLOAD => {
+            invalid("a static-coded payload holds block_log and at least one table entry")
         }
         FilterType::Delta if payload_len < DELTA_MIN_PAYLOAD => {
             invalid("a delta payload starts with two 8-byte digests")
@@ -784,6 +802,9 @@ impl FilterKind {
 pub const DELTA_MIN_PAYLOAD: u64 = 16;
 /// Smallest conditional delta payload: the digests and two one-byte varints.
 pub const CONDITIONAL_DELTA_MIN_PAYLOAD: u64 = DELTA_MIN_PAYLOAD + 2;
+/// Smallest static-coded payload: block_log and one table entry (a mode
+/// byte and a one-byte count).
+pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
 /// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
 const fn known_metadata_tag(tag: u64) -> bool {

@@ -29,7 +29,8 @@ pub use error::{DecodeError, EncodeError};
 pub use any::{
     decode_any, decode_counting, decode_scalable, encode_counting, encode_counting_raw,
     encode_scalable, encode_scalable_raw, decode_partitioned, decode_sparse, decode_squid, encode_any, encode_partitioned,
-    encode_partitioned_raw, encode_sparse, encode_squid, encode_squid_raw, AnyFilter,
+    encode_partitioned_raw, encode_partitioned_static, encode_sparse, encode_squid, encode_squid_raw,
+    AnyFilter,
 };
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
@@ -74,11 +75,43 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
 /// cannot make a [`FilterType::Delta`] frame (that needs the previous
 /// version: [`crate::delta::encode_delta`]), so `Delta` encodes like
 /// [`encode`].
+///
+/// [`FilterType::StaticCoded`] gives a version-3 frame of type 4 (or raw,
+/// likewise): faster to decode at every density, and readable only by
+/// decoders of this format's version 3 with type 4 ([`encode_static`]).
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
         FilterType::Raw => raw_frame(filter, &HeaderFields::plain(FilterType::Raw)),
+        FilterType::StaticCoded => encode_static(filter),
         _ => encode(filter),
     }
+}
+
+/// Encodes `filter` static-coded (type 4, docs/FORMAT.md "Type 4") if
+/// that is smaller than raw, raw otherwise. The frame is version 3. Type 4
+/// sends each block's count of ones, so the decoder builds its tables once
+/// per block and codes dense blocks a byte per step: it decodes faster than
+/// [`encode`]'s type 1 at every density (docs/BENCHMARKS.md), at about the
+/// same size.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::{decode, format, BloomFilter, FilterParams};
+/// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
+/// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
+/// let frame = format::encode_static(&f);
+/// assert!(frame.len() < 10_000, "{} bytes", frame.len());
+/// assert_eq!(decode(&frame)?, f);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_static(filter: &BloomFilter) -> Vec<u8> {
+    encode_bits(
+        filter,
+        FilterKind::Standard,
+        None,
+        None,
+        FilterType::StaticCoded,
+    )
 }
 
 /// Encodes `filter` as version `id` of a published stream (docs/FORMAT.md
@@ -96,27 +129,33 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
-    encode_bits(filter, FilterKind::Standard, Some(id), None)
+    encode_bits(filter, FilterKind::Standard, Some(id), None, FilterType::Coded)
 }
 
-/// A bit array of `kind` (standard or partitioned) as its smallest frame,
-/// coded or raw, with an optional identity.
+/// A bit array of `kind` (standard or partitioned) coded as `coding`
+/// ([`FilterType::Coded`] or [`FilterType::StaticCoded`]), or raw if that
+/// is not smaller, with an optional identity.
 pub(crate) fn encode_bits(
     filter: &BloomFilter,
     kind: FilterKind,
     identity: Option<UpdateId>,
     squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
+    coding: FilterType,
 ) -> Vec<u8> {
     let p = filter.params();
     let mut payload = Vec::new();
-    coder::encode(filter.as_words(), p.m, &mut payload);
-    let coded = (payload.len() as u64) < p.byte_len();
+    let coding = if coding == FilterType::StaticCoded {
+        coder::static_coded::encode(filter.as_words(), p.m, &mut payload);
+        coding
+    } else {
+        coder::encode(filter.as_words(), p.m, &mut payload);
+        FilterType::Coded
+    };
+    let coded = (payload.len() as u64) < p.byte_len()
+        && (coding != FilterType::StaticCoded
+            || payload.len() as u64 >= header::STATIC_MIN_PAYLOAD);
     let fields = HeaderFields {
-        filter_type: if coded {
-            FilterType::Coded
-        } else {
-            FilterType::Raw
-        },
+        filter_type: if coded { coding } else { FilterType::Raw },
         kind,
         identity,
         squid_cblock,
@@ -387,6 +426,22 @@ pub(crate) fn decode_coded(
     Ok(words)
 }
 
+/// Decodes a static-coded bit array (type 4 payloads) into freshly
+/// allocated words, as [`decode_coded`].
+pub(crate) fn decode_static(
+    coded: &[u8],
+    params: &crate::FilterParams,
+    offset: usize,
+) -> Result<Vec<u64>, DecodeError> {
+    let mut words = zeroed_words(params.word_len())?;
+    coder::static_coded::decode(coded, params.m, &mut words)
+        .map_err(|source| DecodeError::Payload { offset, source })?;
+    if !padding_is_clear(params.m, &words) {
+        return Err(FilterError::PaddingBitsSet { m: params.m }.into());
+    }
+    Ok(words)
+}
+
 /// Checks the frame, then decodes a full filter. Returns the filter and the
 /// frame length.
 fn decode_prefix(data: &[u8], limits: &DecodeLimits) -> Result<(BloomFilter, usize), DecodeError> {
@@ -413,6 +468,10 @@ pub(crate) fn decode_bits(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter
         FilterType::Raw => Ok(BloomFilter::from_bytes(params, h.n, payload)?),
         FilterType::Coded => {
             let words = decode_coded(payload, &params, h.header_len)?;
+            Ok(BloomFilter::from_words_unchecked(params, h.n, words))
+        }
+        FilterType::StaticCoded => {
+            let words = decode_static(payload, &params, h.header_len)?;
             Ok(BloomFilter::from_words_unchecked(params, h.n, words))
         }
         found @ (FilterType::Delta | FilterType::ConditionalDelta) => {

@@ -234,7 +234,94 @@ impl<R: Read> CrcReader<R> {
     }
 }
 
-/// Reads one frame of a standard filter (types 0 and 1) from `r`, which
+/// Reads a static-coded payload (type 4) into `words`: the block table
+/// (one entry at a time, each checked as it arrives), then each block's
+/// stream into one buffer, decoded before the next is read. Memory: the
+/// table (at most one entry per two payload bytes) and one stream, at most
+/// a raw block plus 64 KiB and never more than the payload.
+fn read_static<R: Read>(
+    src: &mut CrcReader<R>,
+    h: &header::FrameHeader,
+    words: &mut [u64],
+) -> Result<(), StreamError> {
+    use coder::static_coded::{block_bits, block_log_valid, blocks_of, decode_block, Entry};
+    let m = h.params.m;
+    let fail = |offset: u64, reason: &'static str| -> StreamError {
+        DecodeError::Payload {
+            offset: h.header_len,
+            source: coder::CoderError::BlockTable {
+                offset: offset as usize,
+                reason,
+            },
+        }
+        .into()
+    };
+    let start = src.read;
+    let rel = |src: &CrcReader<R>| src.read.saturating_sub(start);
+    let mut b = [0u8; 1];
+    src.take(&mut b)?;
+    let log = b[0];
+    if !block_log_valid(log) {
+        return Err(fail(0, "block_log is outside 16..=40"));
+    }
+    let nb = blocks_of(m, log);
+    // Every entry takes at least two bytes.
+    if nb > h.payload_len / 2 {
+        return Err(fail(1, "the block table runs past the payload"));
+    }
+    let mut entries = Vec::with_capacity(nb as usize);
+    for i in 0..nb {
+        if rel(src) >= h.payload_len {
+            return Err(fail(rel(src), "the block table runs past the payload"));
+        }
+        let mode_at = rel(src);
+        src.take(&mut b)?;
+        let ones = src.varint("block ones")?;
+        let entry = Entry::new(b[0], ones, block_bits(m, log, i)).map_err(|r| fail(mode_at, r))?;
+        let len = if i.saturating_add(1) < nb {
+            Some(src.varint("block length")?)
+        } else {
+            None
+        };
+        entries.push((entry, len, rel(src)));
+    }
+    let table = rel(src);
+    if table > h.payload_len {
+        return Err(fail(table, "the block table runs past the payload"));
+    }
+    let mut left = h.payload_len.saturating_sub(table);
+    let mut stream = Vec::new();
+    let mut w0 = 0usize;
+    for (i, (entry, len, len_at)) in (0u64..).zip(entries) {
+        let len = match len {
+            Some(l) if l <= left => l,
+            Some(_) => return Err(fail(len_at, "block lengths exceed the payload")),
+            None => left,
+        };
+        left = left.saturating_sub(len);
+        if entry.is_constant() && len != 0 {
+            return Err(fail(len_at, "a constant block has an empty stream"));
+        }
+        let bits = block_bits(m, log, i);
+        if len > bits / 8 + 64 * 1024 {
+            return Err(fail(len_at, "a block stream is longer than any coded block"));
+        }
+        stream.resize(len as usize, 0);
+        src.take(&mut stream)?;
+        let offset = (h.payload_len.saturating_sub(left).saturating_sub(len)) as usize;
+        let end = w0.saturating_add(bits.div_ceil(64) as usize);
+        let block = words.get_mut(w0..end).unwrap_or_default();
+        decode_block(i, &entry.at(offset, offset.saturating_add(len as usize)), block, &stream)
+            .map_err(|source| DecodeError::Payload {
+                offset: h.header_len,
+                source,
+            })?;
+        w0 = end;
+    }
+    Ok(())
+}
+
+/// Reads one frame of a standard filter (types 0, 1 and 4) from `r`, which
 /// is left just after it.
 ///
 /// # Errors
@@ -328,6 +415,7 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
                 offset = offset.saturating_add(len as usize);
             }
         }
+        FilterType::StaticCoded => read_static(&mut src, &h, &mut words)?,
         found => {
             return Err(DecodeError::WrongFrameType {
                 found,

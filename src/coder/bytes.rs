@@ -1,0 +1,564 @@
+//! Mode 1 of the static coder (format type 4): one rANS step per byte.
+//!
+//! Where the minority density is high (from about 1/16 up to 1/2) a run
+//! coder spends a coding step on every few bits. Here each step codes a
+//! whole byte: the pair of its nibbles, each drawn from one 16-symbol table
+//! that follows from the block's declared density (the bits of a Bloom
+//! filter are independent, so a nibble with c ones has probability
+//! p^c·(1 − p)^(4−c), and a byte is the product of its two nibbles). The
+//! two 12-bit tables make a 24-bit slot space in which a byte owns the
+//! rectangle of its nibbles' slot ranges, so one table of 4096 entries (16
+//! KiB, in L1) decodes both nibbles; a byte table at 16-bit precision would
+//! lose 0.015% to rounding at density 0.13, and at 24 bits would not fit in
+//! cache. States are 64-bit with 32-bit renormalisation (the 24-bit
+//! precision needs the room), and up to 4 lanes interleave. `docs/FORMAT.md`, "Type 4",
+//! is the normative description.
+
+#[allow(unused_imports)]
+use crate::prelude::*;
+use super::CoderError;
+
+/// Lower bound of a state (I1: L ≤ x < L·2^32).
+const L: u64 = 1 << 31;
+/// Slot bits per nibble table.
+const NIB_BITS: u32 = 12;
+/// Slot bits of a byte: the two nibble tables side by side.
+const SLOT_BITS: u32 = 2 * NIB_BITS;
+/// Nibble frequencies sum to this.
+const NIB_SCALE: u32 = 1 << NIB_BITS;
+const LANES_LARGE: usize = 4;
+
+/// Interleaved states for a mode-1 block of `bits` bits: 4 from 2^20 bits,
+/// 2 from 2^13, else 1. Each costs 8 bytes of stream (about 4 of them
+/// overhead), which small blocks cannot afford; four hide the latency of a
+/// step (two table loads and two multiplies) in large blocks, where eight
+/// measured slower (register spills: 509–520 against 523–532 MB/s at
+/// density 0.133, one thread).
+pub(crate) fn lanes_for(bits: u64) -> usize {
+    if bits >= 1 << 20 {
+        LANES_LARGE
+    } else if bits >= 1 << 13 {
+        2
+    } else {
+        1
+    }
+}
+
+/// The 16-symbol nibble table of a block with `ones` 1s among `bits` bits
+/// (0 < ones < bits).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Nibbles {
+    /// Frequency of each nibble value, in [1, 4095], summing to 4096.
+    pub freq: [u32; 16],
+    /// Cumulative frequency before each nibble value.
+    pub start: [u32; 16],
+}
+
+impl Nibbles {
+    /// Builds the table (docs/FORMAT.md, "Type 4", mode 1).
+    ///
+    /// Overflow: p < 2^32 (ones < bits) and every a_j, b_j ≤ 2^32, so the
+    /// products are below 2^64 and are taken in u128 anyway; each w_c ≤ 2^32
+    /// and w·4096 + 2^31 < 2^45. The top nibble's weight is at least 2^28
+    /// (its bits are the majority, each of probability ≥ 1/2), so the others
+    /// sum to at most 4096 − 256 + 15 (each rounds up by at most one unit),
+    /// and the top's frequency, 4096 minus that sum, is at least 241.
+    #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+    pub(crate) fn build(bits: u64, ones: u64) -> Nibbles {
+        debug_assert!(0 < ones && ones < bits);
+        const ONE: u128 = 1 << 32;
+        let p = ((u128::from(ones) << 32) / u128::from(bits.max(1))).max(1);
+        let (mut a, mut b) = ([ONE; 5], [ONE; 5]);
+        for j in 0..4 {
+            a[j + 1] = (a[j] * p) >> 32;
+            b[j + 1] = (b[j] * (ONE - p)) >> 32;
+        }
+        let w: [u128; 5] = core::array::from_fn(|c| (a[c] * b[4 - c]) >> 32);
+        let top = if ones.saturating_mul(2) <= bits { 0 } else { 15 };
+        let mut freq = [0u32; 16];
+        let mut others = 0u32;
+        for (v, f) in freq.iter_mut().enumerate() {
+            if v != top {
+                let c = (v as u32).count_ones() as usize;
+                *f = (((w[c] * u128::from(NIB_SCALE) + (1 << 31)) >> 32) as u32).max(1);
+                others += *f;
+            }
+        }
+        freq[top] = NIB_SCALE - others;
+        let mut start = [0u32; 16];
+        let mut acc = 0;
+        for (s, &f) in start.iter_mut().zip(&freq) {
+            *s = acc;
+            acc += f;
+        }
+        Nibbles { freq, start }
+    }
+
+    /// The 4096-entry decode table: for each 12-bit slot, its nibble
+    /// (bits 0–3), the slot's rank within the nibble's range (bits 4–15)
+    /// and the nibble's frequency (bits 16–28). 16 KiB: it stays in L1.
+    fn decode_table(&self) -> Box<[u32; NIB_SCALE as usize]> {
+        let mut t = Box::new([0u32; NIB_SCALE as usize]);
+        let mut slots = t.iter_mut();
+        for (v, &f) in (0u32..).zip(&self.freq) {
+            // The frequencies sum to 4096: the ranges tile the table, and
+            // each rank is below f <= 4095.
+            for (rank, e) in (0u32..).zip(slots.by_ref().take(f as usize)) {
+                *e = v | rank << 4 | f << 16;
+            }
+        }
+        t
+    }
+}
+
+/// Bytes of a block of `bits` bits.
+fn byte_len(bits: u64) -> u64 {
+    bits.div_ceil(8)
+}
+
+/// Byte `j` of a block's words (little-endian bytes of each word).
+#[inline]
+fn byte_of(words: &[u64], j: u64) -> u8 {
+    let w = words.get((j >> 3) as usize).copied().unwrap_or(0);
+    (w >> ((j & 7) << 3)) as u8
+}
+
+/// Per byte value: what its encode step needs.
+#[derive(Clone, Copy, Default)]
+struct EncSym {
+    /// F = f_h·f_l.
+    f: u64,
+    /// Reciprocal of F: ⌊x / F⌋ = ⌊x·r / 2^s⌋ for every x < 2^63.
+    rf: u64,
+    sf: u32,
+    /// f_l and its reciprocal, valid for numerators below 2^24.
+    fl: u64,
+    rl: u64,
+    sl: u32,
+    /// start_h·2^12 + start_l.
+    base: u64,
+}
+
+/// (r, s) with ⌊x·r / 2^s⌋ = ⌊x / d⌋ for every x < 2^n (Granlund and
+/// Montgomery: l = ⌈log2 d⌉, s = n + l, r = ⌈2^s / d⌉; r·d − 2^s < d ≤ 2^l,
+/// so the error x·(r·d − 2^s)/(d·2^s) stays below 1/d and the floor is
+/// exact). For n = 63 and d < 2^24, r < 2^64.
+// Encoder: it codes the caller's own filter; d ≥ 1 and the shifts are below 128.
+#[allow(clippy::arithmetic_side_effects)]
+fn reciprocal(d: u64, n: u32) -> (u64, u32) {
+    let l = 64 - (d.max(1) - 1).leading_zeros();
+    let s = n + l;
+    (((1u128 << s).div_ceil(u128::from(d.max(1)))) as u64, s)
+}
+
+/// Encodes bits [0, bits) of `words` (0 < ones < bits, `ones` being their
+/// count of 1s) as a mode-1 stream appended to `out`; bits past `bits` in
+/// the last byte are taken as 0. `rev` is scratch.
+pub(crate) fn encode_block(
+    words: &[u64],
+    bits: u64,
+    ones: u64,
+    out: &mut Vec<u8>,
+    rev: &mut Vec<u32>,
+) {
+    encode_inner(words, bits, ones, out, rev, true);
+}
+
+/// [`encode_block`], optionally without clearing the last byte's bits past
+/// the block (for the test of the decoder's check).
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// are below the block's byte count and lane count; the state arithmetic is
+// bounded as commented inline (docs/FORMAT.md, "Type 4").
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+fn encode_inner(
+    words: &[u64],
+    bits: u64,
+    ones: u64,
+    out: &mut Vec<u8>,
+    rev: &mut Vec<u32>,
+    mask_padding: bool,
+) {
+    let nib = Nibbles::build(bits, ones);
+    let mut syms = [EncSym::default(); 256];
+    for (v, s) in syms.iter_mut().enumerate() {
+        let (h, l) = (v >> 4, v & 15);
+        let f = u64::from(nib.freq[h]) * u64::from(nib.freq[l]);
+        let fl = u64::from(nib.freq[l]);
+        let (rf, sf) = reciprocal(f, 63);
+        let (rl, sl) = reciprocal(fl, 24);
+        let base = u64::from(nib.start[h]) << NIB_BITS | u64::from(nib.start[l]);
+        *s = EncSym {
+            f,
+            rf,
+            sf,
+            fl,
+            rl,
+            sl,
+            base,
+        };
+    }
+    match lanes_for(bits) {
+        4 => encode_lanes::<4>(words, bits, &syms, out, rev, mask_padding),
+        2 => encode_lanes::<2>(words, bits, &syms, out, rev, mask_padding),
+        _ => encode_lanes::<1>(words, bits, &syms, out, rev, mask_padding),
+    }
+}
+
+/// The backward pass of [`encode_inner`] with `LANES` states (a divisor of
+/// 8, so byte k of every word is on lane k mod LANES).
+// Encoder: it codes the caller's own filter, never received bytes. Indices
+// are below the block's byte count (`rev` holds one slot per byte, and each
+// byte emits at most one word) and the lane count; the state arithmetic is
+// bounded as commented inline (docs/FORMAT.md, "Type 4").
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+fn encode_lanes<const LANES: usize>(
+    words: &[u64],
+    bits: u64,
+    syms: &[EncSym; 256],
+    out: &mut Vec<u8>,
+    rev: &mut Vec<u32>,
+    mask_padding: bool,
+) {
+    let n = byte_len(bits) as usize;
+    rev.clear();
+    rev.resize(n + 1, 0);
+    let mut emitted = 0usize;
+    let mut xs = [L; LANES];
+    let mut code = |j: usize, byte: u8, xs: &mut [u64; LANES]| {
+        let s = &syms[usize::from(byte)];
+        let x = &mut xs[j % LANES];
+        // I1 holds (L ≤ x < 2^63). Shrink x below F·2^39 < 2^63 so that
+        // the step's result q·2^24 + slot stays below 2^63 (branch-free:
+        // the word is written always and kept only when emitted).
+        let emit = *x >= s.f << (63 - SLOT_BITS);
+        rev[emitted] = *x as u32;
+        emitted += usize::from(emit);
+        let y = *x >> (u32::from(emit) << 5);
+        let q = ((u128::from(y) * u128::from(s.rf)) >> s.sf) as u64;
+        let r = y - q * s.f;
+        let a = (r * s.rl) >> s.sl;
+        let b = r - a * s.fl;
+        // q ≥ 2^31 / F > 2^7 whether or not a word was emitted, so the new
+        // state is ≥ 2^31.
+        *x = (q << SLOT_BITS) + s.base + (a << NIB_BITS) + b;
+    };
+    // The bytes past the last whole word first (the last one with its bits
+    // past the block cleared), then whole words, last byte first.
+    let full = n / 8 * 8;
+    for j in (full..n).rev() {
+        let mut byte = byte_of(words, j as u64);
+        if mask_padding && j == n - 1 && bits % 8 != 0 {
+            byte &= (1u8 << (bits % 8)) - 1;
+        }
+        code(j, byte, &mut xs);
+    }
+    for (wi, &w) in words[..full / 8].iter().enumerate().rev() {
+        for k in (0..8).rev() {
+            code(wi * 8 + k, (w >> (8 * k)) as u8, &mut xs);
+        }
+    }
+    out.reserve(8 * LANES + emitted * 4);
+    for x in &xs {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    for w in rev[..emitted].iter().rev() {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Reads the stream's u32 words.
+struct Input<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl Input<'_> {
+    /// Renormalises state `x` (I1): reads a word when x < L, and fails if
+    /// none is left.
+    ///
+    /// Overflow: x < L means x·2^32 + w < 2^63.
+    #[inline]
+    #[allow(clippy::arithmetic_side_effects)]
+    fn renorm(&mut self, x: u64) -> Result<u64, CoderError> {
+        if x >= L {
+            return Ok(x);
+        }
+        let w = self
+            .data
+            .get(self.pos..)
+            .and_then(|r| r.first_chunk::<4>())
+            .ok_or(CoderError::UnexpectedEnd { offset: self.pos })?;
+        // Four bytes were there: pos + 4 <= data.len().
+        self.pos += 4;
+        Ok(x << 32 | u64::from(u32::from_le_bytes(*w)))
+    }
+}
+
+/// One decode step on state `x`: the byte and the state before
+/// renormalisation, x' = f_l·(f_h·⌊x / 2^24⌋ + rank_h) + rank_l, which is
+/// F·⌊x / 2^24⌋ + rank with F = f_h·f_l and rank = rank_h·f_l + rank_l.
+///
+/// Overflow (any input): x < 2^63 (I1 after renormalisation, checked for the
+/// initial states), so ⌊x / 2^24⌋ < 2^39; with rank_h < f_h ≤ 2^12 and
+/// rank_l < f_l ≤ 2^12 the result is at most F·(⌊x / 2^24⌋ + 1) − 1 < 2^63.
+#[inline(always)]
+#[allow(clippy::arithmetic_side_effects)]
+fn step(table: &[u32; NIB_SCALE as usize], x: u64) -> (u64, u64) {
+    let at = |i: u64| u64::from(table.get((i & 0xfff) as usize).copied().unwrap_or(0));
+    let eh = at(x >> NIB_BITS);
+    let el = at(x);
+    let y = (el >> 16) * ((eh >> 16) * (x >> SLOT_BITS) + ((eh >> 4) & 0xfff)) + ((el >> 4) & 0xfff);
+    ((eh & 15) << 4 | (el & 15), y)
+}
+
+/// Decodes a mode-1 stream of a block of `bits` bits into `words` (zeroed
+/// on entry) and returns its coding steps (one per byte). The caller checks
+/// the count of ones.
+pub(crate) fn decode_block(
+    data: &[u8],
+    bits: u64,
+    ones: u64,
+    words: &mut [u64],
+) -> Result<u64, CoderError> {
+    match lanes_for(bits) {
+        8 => decode_lanes::<8>(data, bits, ones, words),
+        4 => decode_lanes::<4>(data, bits, ones, words),
+        2 => decode_lanes::<2>(data, bits, ones, words),
+        _ => decode_lanes::<1>(data, bits, ones, words),
+    }
+}
+
+/// [`decode_block`] with `LANES` interleaved states (1, 2 or 8: a divisor
+/// of 8, so byte k of every word is on lane k mod LANES).
+///
+/// Overflow: byte and word indices are below the block's ⌈bits/8⌉ ≤ 2^37
+/// bytes; `at` advances by at most 4 bytes per step and stays within the
+/// data (checked before each round's reads).
+#[allow(clippy::arithmetic_side_effects)]
+fn decode_lanes<const LANES: usize>(
+    data: &[u8],
+    bits: u64,
+    ones: u64,
+    words: &mut [u64],
+) -> Result<u64, CoderError> {
+    const { assert!(LANES == 1 || LANES == 2 || LANES == 4 || LANES == 8) };
+    let mut input = Input { data, pos: 0 };
+    let mut xs = [0u64; LANES];
+    for x in xs.iter_mut() {
+        let b = data
+            .get(input.pos..)
+            .and_then(|r| r.first_chunk::<8>())
+            .ok_or(CoderError::UnexpectedEnd { offset: input.pos })?;
+        *x = u64::from_le_bytes(*b);
+        if !(L..1 << 63).contains(x) {
+            return Err(CoderError::BadState { offset: input.pos });
+        }
+        input.pos += 8;
+    }
+    let table = Nibbles::build(bits, ones).decode_table();
+    let n = byte_len(bits);
+    let full_words = (n / 8) as usize;
+    let mut wi = 0usize;
+    // Fast rounds: a whole output word (8 steps, at most 8 reads = 32 bytes)
+    // while the input surely holds every read a round can make.
+    while wi < full_words {
+        let Some(chunk) = data.get(input.pos..).and_then(|r| r.first_chunk::<32>()) else {
+            break;
+        };
+        let mut at = 0usize;
+        let mut word = 0u64;
+        for k in 0..8 {
+            // k mod LANES < LANES: the lookup cannot miss.
+            let Some(x) = xs.get_mut(k % LANES) else {
+                continue;
+            };
+            let (byte, y) = step(&table, *x);
+            word |= byte << (8 * k);
+            // I1: take the next word of the chunk only if y < L (at most 8
+            // reads per round: at <= 28 here).
+            let need = y < L;
+            let w = chunk
+                .get(at..)
+                .and_then(|r| r.first_chunk::<4>())
+                .map_or(0, |b| u32::from_le_bytes(*b));
+            *x = if need { y << 32 | u64::from(w) } else { y };
+            at += usize::from(need) << 2;
+        }
+        input.pos += at;
+        if let Some(o) = words.get_mut(wi) {
+            *o = word;
+        }
+        wi += 1;
+    }
+    // The rest, one byte at a time with every check.
+    let mut j = (wi as u64) * 8;
+    while j < n {
+        let Some(x) = xs.get_mut((j % LANES as u64) as usize) else {
+            break;
+        };
+        let (byte, y) = step(&table, *x);
+        *x = input.renorm(y)?;
+        if let Some(o) = words.get_mut((j >> 3) as usize) {
+            *o |= byte << ((j & 7) << 3);
+        }
+        j += 1;
+    }
+    // Bits past the block's end in its last byte must be 0.
+    if bits % 8 != 0 {
+        let last = byte_of(words, n - 1);
+        let past = last >> (bits % 8);
+        if past != 0 {
+            return Err(CoderError::RunPastEnd {
+                offset: input.pos,
+                position: (n - 1) * 8 + 7 - u64::from(last.leading_zeros()),
+            });
+        }
+    }
+    if input.pos != data.len() {
+        return Err(CoderError::TrailingData { offset: input.pos });
+    }
+    if xs.iter().any(|&x| x != L) {
+        return Err(CoderError::BadState { offset: input.pos });
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn random_bits(bits: u64, density: f64, seed: u64) -> (Vec<u64>, u64) {
+        let mut s = seed;
+        let mut w = vec![0u64; bits.div_ceil(64) as usize];
+        for i in 0..bits {
+            if (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64 <= density {
+                w[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        let ones = w.iter().map(|x| u64::from(x.count_ones())).sum();
+        (w, ones)
+    }
+
+    #[test]
+    fn nibble_tables_are_valid_at_every_density() {
+        for bits in [2u64, 9, 1000, 1 << 23, 1 << 40] {
+            for ones in [1, bits / 1000, bits / 16, bits / 3, bits / 2, bits - bits / 5, bits - 1] {
+                if ones == 0 || ones >= bits {
+                    continue;
+                }
+                let t = Nibbles::build(bits, ones);
+                assert_eq!(t.freq.iter().sum::<u32>(), NIB_SCALE, "{bits} {ones}");
+                assert!(t.freq.iter().all(|&f| (1..NIB_SCALE).contains(&f)));
+                // The top nibble keeps at least 241 units (the bound in build).
+                let top = if ones * 2 <= bits { 0 } else { 15 };
+                assert!(t.freq[top] >= 241, "{bits} {ones} {}", t.freq[top]);
+            }
+        }
+    }
+
+    #[test]
+    fn reciprocals_divide_exactly_at_the_edges() {
+        for d in [1u64, 2, 3, 4095, 4096, 4097, 65_535, (1 << 24) - 1, 4095 * 4095] {
+            let (r, s) = reciprocal(d, 63);
+            for x in [0u64, 1, d - 1, d, d + 1, (1 << 63) - 1, (1 << 63) - 1 - d, 123_456_789_012_345] {
+                assert_eq!(((u128::from(x) * u128::from(r)) >> s) as u64, x / d, "{x} / {d}");
+            }
+            if d < 4097 {
+                let (r, s) = reciprocal(d, 24);
+                for x in [0u64, d - 1, d, (1 << 24) - 1, (1 << 24) - 1 - d] {
+                    assert_eq!((x * r) >> s, x / d, "{x} / {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_trips_at_every_lane_count_and_density() {
+        let mut rev = Vec::new();
+        for bits in [1u64, 7, 8, 63, 64, 100, 8191, 8192, 70_001, (1 << 20) + 13] {
+            for density in [0.001, 0.06, 0.3, 0.5, 0.7, 0.97] {
+                let (w, ones) = random_bits(bits, density, bits ^ density.to_bits());
+                if ones == 0 || ones == bits {
+                    continue;
+                }
+                let mut out = Vec::new();
+                encode_block(&w, bits, ones, &mut out, &mut rev);
+                let mut back = vec![0u64; w.len()];
+                let steps = decode_block(&out, bits, ones, &mut back).unwrap();
+                assert_eq!(back, w, "{bits} {density}");
+                assert_eq!(steps, bits.div_ceil(8));
+                // A corrupt stream never passes as the same block with
+                // the same length.
+                let mut bad = out.clone();
+                let last = bad.len() - 1;
+                bad[last] ^= 0x10;
+                let mut again = vec![0u64; w.len()];
+                if decode_block(&bad, bits, ones, &mut again).is_ok() {
+                    assert_ne!(again, w);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn size_is_near_the_entropy_bound() {
+        // 2^20 bits at density 0.133 (the 17.5 MB filter's), with a
+        // static model: log2 C(B, x) plus ½·log2 of B for the model, plus
+        // the flush (8 lanes, each at most 64 bits of which about 31
+        // carry no data), plus the 12-bit quantisation, which a direct
+        // computation of the two tables' KL divergence puts at ~0.002%.
+        let bits = 1u64 << 20;
+        let (w, ones) = random_bits(bits, 0.133, 7);
+        let mut out = Vec::new();
+        encode_block(&w, bits, ones, &mut out, &mut Vec::new());
+        let bound = crate::math::log2_binomial(bits, ones) / 8.0;
+        let excess = out.len() as f64 - bound;
+        assert!(excess < bound * 0.0001 + 8.0 * 8.0 + 4.0, "{} vs {bound}", out.len());
+    }
+
+    #[test]
+    fn bits_past_the_end_and_bad_states_are_refused() {
+        // A 12-bit block with two ones whose stream (padding not cleared)
+        // carries bit 13 in its last byte, past the block.
+        let w = vec![1u64 | 1 << 13];
+        let ones = 2;
+        let mut out = Vec::new();
+        encode_inner(&w, 12, ones, &mut out, &mut Vec::new(), false);
+        let mut back = vec![0u64; 1];
+        assert!(matches!(
+            decode_block(&out, 12, ones, &mut back),
+            Err(CoderError::RunPastEnd { position: 13, .. })
+        ));
+        // The same block with its padding cleared decodes (to one 1: the
+        // count of ones is the caller's check).
+        out.clear();
+        encode_block(&w, 12, ones, &mut out, &mut Vec::new());
+        let mut back = vec![0u64; 1];
+        decode_block(&out, 12, ones, &mut back).unwrap();
+        assert_eq!(back, vec![1]);
+        // Initial state below 2^31 or at 2^63.
+        let mut bad = out.clone();
+        bad[..8].copy_from_slice(&(L - 1).to_le_bytes());
+        assert!(matches!(
+            decode_block(&bad, 12, ones, &mut back),
+            Err(CoderError::BadState { offset: 0 })
+        ));
+        bad[..8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+        assert!(matches!(
+            decode_block(&bad, 12, ones, &mut back),
+            Err(CoderError::BadState { offset: 0 })
+        ));
+        assert!(matches!(
+            decode_block(&out[..5], 12, ones, &mut back),
+            Err(CoderError::UnexpectedEnd { offset: 0 })
+        ));
+    }
+}

@@ -1,0 +1,587 @@
+//! Static-coded payloads (format type 4, version 3): the bit array in
+//! blocks whose count of ones travels in a table at the front, so each
+//! block's model is built once, before its first symbol, instead of at
+//! every doubling as in type 1 ([`super::encode`]).
+//!
+//! Each block is coded in one of two modes:
+//!
+//! * **runs** (mode 0): the run coder of type 1 with the fixed model
+//!   `build(B, ones)`; the mode for sparse blocks;
+//! * **bytes** (mode 1): one rANS step per byte from two 16-symbol nibble
+//!   tables ([`super::bytes`]); the mode for dense blocks, where runs are
+//!   short and a run coder spends a step every few bits;
+//!
+//! and a block of all 0s or all 1s takes no stream at all. The block size is
+//! chosen per frame (`block_log`), so that sparse multi-megabit arrays do
+//! not pay a block's fixed cost every 2^23 bits. `docs/FORMAT.md`, "Type
+//! 4", is the normative description.
+
+#[allow(unused_imports)]
+use crate::prelude::*;
+use super::{block, bytes, threads_for, CoderError};
+use crate::wire::varint;
+
+/// Smallest `block_log` a payload may declare (blocks of 2^16 bits).
+pub const MIN_BLOCK_LOG: u8 = 16;
+/// Largest `block_log` a payload may declare (blocks of 2^40 bits).
+pub const MAX_BLOCK_LOG: u8 = 40;
+/// The encoder's usual block size, 2^23 bits (1 MiB of filter), as type 1.
+pub const DEFAULT_BLOCK_LOG: u8 = 23;
+/// The encoder makes blocks larger than the default when they would carry
+/// less than this many coded bytes each.
+const MIN_CODED_BLOCK_BYTES: u64 = 1 << 16;
+
+/// How a block is coded (the table entry's mode byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Mode 0: runs with a fixed model (and every constant block).
+    Runs,
+    /// Mode 1: one coding step per byte.
+    Bytes,
+}
+
+/// The encoder's choices: the block size and which mode each block takes.
+/// [`Choice::default`] is what [`encode`] does; the others exist so that
+/// tests and fuzzers can reach every path of the decoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// Blocks of 2^block_log bits; `None` picks as [`encode`] does.
+    pub block_log: Option<u8>,
+    /// The mode of every non-constant block; `None` picks by density.
+    pub mode: Option<Mode>,
+}
+
+impl Default for Choice {
+    fn default() -> Self {
+        Choice {
+            block_log: None,
+            mode: None,
+        }
+    }
+}
+
+/// The mode [`encode`] picks for a non-constant block: bytes when the
+/// minority density is at least 1/16. Below that a byte step would code
+/// mostly majority bits, and the run coder takes fewer steps (and its
+/// model loses less to the 12-bit quantisation at low density).
+pub fn mode_for(bits: u64, ones: u64) -> Mode {
+    let minority = ones.min(bits.saturating_sub(ones));
+    if minority.saturating_mul(16) >= bits {
+        Mode::Bytes
+    } else {
+        Mode::Runs
+    }
+}
+
+/// Number of blocks of 2^block_log bits in an m-bit array.
+fn block_count(m: u64, block_log: u8) -> u64 {
+    m.div_ceil(1u64 << block_log.min(63)).max(1)
+}
+
+/// Rough coded bits of a block with `minority` minority bits among `bits`:
+/// about log2(bits/minority) + 1.5 bits per minority bit, never above
+/// `bits`. It only sizes blocks; nothing depends on its precision.
+fn coded_bits_estimate(bits: u64, minority: u64) -> u64 {
+    if minority == 0 {
+        return 0;
+    }
+    let ratio = bits / minority;
+    let log = u64::from(63u32.saturating_sub(ratio.max(1).leading_zeros()));
+    minority.saturating_mul(log.saturating_add(2)).min(bits)
+}
+
+/// The ones of each 2^23-bit sub-block of the first m bits of `words`
+/// (bits past m ignored).
+fn sub_block_ones(words: &[u64], m: u64) -> Vec<u64> {
+    let sub = 1u64 << DEFAULT_BLOCK_LOG;
+    (0..block_count(m, DEFAULT_BLOCK_LOG))
+        .map(|b| {
+            let from = b.saturating_mul(sub);
+            let to = from.saturating_add(sub).min(m);
+            ones_in(words, from, to)
+        })
+        .collect()
+}
+
+/// Ones in bits [from, to) of `words`.
+fn ones_in(words: &[u64], from: u64, to: u64) -> u64 {
+    block::count_ones_range(words, from, to)
+}
+
+/// The `block_log` [`encode`] picks: 23, or the smallest larger value
+/// (at most 40) whose blocks carry at least 64 KiB of coded data each, so
+/// that each block's fixed cost (flush, table entry, count) stays below
+/// about 0.05% of it. `sub` holds the ones of each 2^23-bit sub-block.
+fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
+    let ones: u64 = sub.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let minority = ones.min(m.saturating_sub(ones));
+    let total = coded_bits_estimate(m, minority) / 8;
+    let mut log = DEFAULT_BLOCK_LOG;
+    while log < MAX_BLOCK_LOG {
+        let blocks = block_count(m, log);
+        if blocks == 1 || total / blocks >= MIN_CODED_BLOCK_BYTES {
+            break;
+        }
+        log = log.saturating_add(1);
+    }
+    log
+}
+
+/// Encodes the first m bits of `words` as a type-4 payload appended to
+/// `out`, on up to one thread per block. Bits at positions ≥ m are ignored.
+///
+/// # Panics
+/// If `words` holds fewer than ⌈m/64⌉ words (a caller bug: every
+/// [`BloomFilter`](crate::BloomFilter) holds exactly that many).
+pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
+    let threads = threads_for(block_count(m, DEFAULT_BLOCK_LOG));
+    encode_with(words, m, out, threads, Choice::default());
+}
+
+/// [`encode`] with an explicit thread count and choices. A `block_log`
+/// outside [`MIN_BLOCK_LOG`]..=[`MAX_BLOCK_LOG`] is clamped into it.
+///
+/// # Panics
+/// As [`encode`].
+// Encoder: it codes the caller's own filter, never received bytes.
+#[allow(clippy::arithmetic_side_effects)]
+pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, choice: Choice) {
+    assert!(
+        words.len() as u64 >= m.div_ceil(64),
+        "encode: {} words cannot hold {m} bits",
+        words.len()
+    );
+    let sub = sub_block_ones(words, m);
+    let log = choice
+        .block_log
+        .map_or_else(|| pick_block_log(m, &sub), |l| l.clamp(MIN_BLOCK_LOG, MAX_BLOCK_LOG));
+    let size = 1u64 << log;
+    // (first bit, bits, ones, mode) of each block.
+    let blocks: Vec<(u64, u64, u64, Mode)> = (0..block_count(m, log))
+        .map(|b| {
+            let from = b * size;
+            let bits = (m - from.min(m)).min(size);
+            let ones = if log >= DEFAULT_BLOCK_LOG {
+                // A union of whole sub-blocks (the last one cut at m).
+                let per = 1u64 << (log - DEFAULT_BLOCK_LOG);
+                let first = (b * per) as usize;
+                sub.iter().skip(first).take(per as usize).sum()
+            } else {
+                ones_in(words, from, from + bits)
+            };
+            let mode = if ones == 0 || ones == bits {
+                Mode::Runs
+            } else {
+                choice.mode.unwrap_or_else(|| mode_for(bits, ones))
+            };
+            (from, bits, ones, mode)
+        })
+        .collect();
+    let streams = super::map_threaded(&blocks, threads, |run| {
+        let mut scratch = block::Scratch::default();
+        let mut rev = Vec::new();
+        run.iter()
+            .map(|&(from, bits, ones, mode)| {
+                let mut v = Vec::new();
+                // Blocks start at multiples of 2^16 bits: whole words.
+                let words = words.get((from / 64) as usize..).unwrap_or_default();
+                if ones != 0 && ones != bits {
+                    match mode {
+                        Mode::Runs => block::encode_block_fixed(words, bits, ones, &mut v, &mut scratch),
+                        Mode::Bytes => bytes::encode_block(words, bits, ones, &mut v, &mut rev),
+                    }
+                }
+                v
+            })
+            .collect()
+    });
+    out.push(log);
+    for (i, (&(_, _, ones, mode), s)) in blocks.iter().zip(&streams).enumerate() {
+        out.push(match mode {
+            Mode::Runs => 0,
+            Mode::Bytes => 1,
+        });
+        varint::put(out, ones);
+        if i + 1 < blocks.len() {
+            varint::put(out, s.len() as u64);
+        }
+    }
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+}
+
+/// One block of a payload, as its table entry declares it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    mode: Mode,
+    ones: u64,
+    bits: u64,
+    /// The stream's byte range in the payload.
+    start: usize,
+    end: usize,
+}
+
+impl Entry {
+    /// Checks a table entry of a block of `bits` bits: its mode byte and
+    /// count (docs/FORMAT.md, "Type 4"); the stream range is set later.
+    pub(crate) fn new(mode: u8, ones: u64, bits: u64) -> Result<Entry, &'static str> {
+        let mode = match mode {
+            0 => Mode::Runs,
+            1 => Mode::Bytes,
+            _ => return Err("block mode is neither 0 (runs) nor 1 (bytes)"),
+        };
+        if ones > bits {
+            return Err("a block declares more ones than it has bits");
+        }
+        let e = Entry {
+            mode,
+            ones,
+            bits,
+            start: 0,
+            end: 0,
+        };
+        if e.is_constant() && mode != Mode::Runs {
+            return Err("a constant block must have mode 0");
+        }
+        Ok(e)
+    }
+
+    /// All 0s or all 1s: no stream.
+    pub(crate) fn is_constant(&self) -> bool {
+        self.ones == 0 || self.ones == self.bits
+    }
+
+    /// Places the block's stream at bytes [start, end) of the payload.
+    pub(crate) fn at(self, start: usize, end: usize) -> Entry {
+        Entry { start, end, ..self }
+    }
+}
+
+/// Whether a payload may declare `log` (docs/FORMAT.md, "Type 4").
+pub(crate) fn block_log_valid(log: u8) -> bool {
+    (MIN_BLOCK_LOG..=MAX_BLOCK_LOG).contains(&log)
+}
+
+/// Bit count of block `b` of an m-bit array in blocks of 2^log bits.
+pub(crate) fn block_bits(m: u64, log: u8, b: u64) -> u64 {
+    let size = 1u64 << log.min(63);
+    m.saturating_sub(b.saturating_mul(size)).min(size)
+}
+
+/// Number of blocks of 2^log bits in an m-bit array.
+pub(crate) fn blocks_of(m: u64, log: u8) -> u64 {
+    block_count(m, log)
+}
+
+/// Reads and checks a payload's block table (docs/FORMAT.md, "Type 4"):
+/// every entry, and every stream range against the payload, before any
+/// stream is decoded. Memory: one entry per block, and a block's entry
+/// takes at least two payload bytes, so the table is bounded by the input.
+fn read_table(payload: &[u8], m: u64) -> Result<(u8, Vec<Entry>), CoderError> {
+    let table = |offset: usize, reason: &'static str| CoderError::BlockTable { offset, reason };
+    let Some(&log) = payload.first() else {
+        return Err(table(0, "the payload has no block_log"));
+    };
+    if !block_log_valid(log) {
+        return Err(table(0, "block_log is outside 16..=40"));
+    }
+    let nb = block_count(m, log);
+    let mut at = 1usize;
+    let cap = usize::try_from(nb)
+        .unwrap_or(usize::MAX)
+        .min(payload.len() / 2 + 1);
+    let mut entries = Vec::with_capacity(cap);
+    let mut lens = Vec::with_capacity(cap);
+    for b in 0..nb {
+        let Some(&mode) = payload.get(at) else {
+            return Err(table(at, "the block table runs past the payload"));
+        };
+        let mode_at = at;
+        at = at.saturating_add(1);
+        let rest = payload.get(at..).unwrap_or_default();
+        let (ones, used) = varint::get(rest).map_err(|reason| table(at, reason))?;
+        let entry = Entry::new(mode, ones, block_bits(m, log, b)).map_err(|r| table(mode_at, r))?;
+        at = at.saturating_add(used);
+        let len = if b.saturating_add(1) < nb {
+            let rest = payload.get(at..).unwrap_or_default();
+            let (len, used) = varint::get(rest).map_err(|reason| table(at, reason))?;
+            at = at.saturating_add(used);
+            Some(len)
+        } else {
+            None
+        };
+        entries.push(entry);
+        lens.push((len, at));
+    }
+    let mut pos = at;
+    for (e, &(len, len_at)) in entries.iter_mut().zip(&lens) {
+        let end = match len {
+            Some(len) => usize::try_from(len)
+                .ok()
+                .and_then(|l| pos.checked_add(l))
+                .filter(|&end| end <= payload.len())
+                .ok_or(table(len_at, "block lengths exceed the payload"))?,
+            None => payload.len(),
+        };
+        if e.is_constant() && end != pos {
+            return Err(table(len_at, "a constant block has an empty stream"));
+        }
+        *e = e.at(pos, end);
+        pos = end;
+    }
+    Ok((log, entries))
+}
+
+/// Decodes a type-4 payload into `words` (which must hold exactly ⌈m/64⌉
+/// zeroed words), on up to one thread per block (at most the machine's
+/// cores).
+///
+/// Memory beyond `words`: one 32 KiB decode table per thread in flight and
+/// about 100 bytes per block, as [`super::decode`].
+///
+/// # Errors
+/// Any [`CoderError`]: the payload is not exactly what [`encode_with`]
+/// produces for some m-bit array and some choice.
+pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderError> {
+    let blocks = payload
+        .first()
+        .filter(|l| (MIN_BLOCK_LOG..=MAX_BLOCK_LOG).contains(l))
+        .map_or(1, |&l| block_count(m, l));
+    decode_work(payload, m, words, threads_for(blocks)).map(|_| ())
+}
+
+/// [`decode`] with an explicit thread count.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_with_threads(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<(), CoderError> {
+    decode_work(payload, m, words, threads).map(|_| ())
+}
+
+/// [`decode`] on the calling thread, returning the decoder's work in coding
+/// steps (one per byte in mode 1, as type 1 in mode 0, one per constant
+/// block): docs/HARDENING.md, "Cost".
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_counting(payload: &[u8], m: u64, words: &mut [u64]) -> Result<u64, CoderError> {
+    decode_work(payload, m, words, 1)
+}
+
+fn decode_work(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<u64, CoderError> {
+    if words.len() as u64 != m.div_ceil(64) {
+        return Err(CoderError::OutputLength {
+            expected: m.div_ceil(64),
+            actual: words.len(),
+        });
+    }
+    let (log, entries) = read_table(payload, m)?;
+    // Blocks are 2^log ≥ 2^16 bits, whole words: split the output into
+    // per-block slices (they add up to ⌈m/64⌉ words, checked above).
+    let mut jobs: Vec<(u64, Entry, &mut [u64], &[u8])> = Vec::with_capacity(entries.len());
+    let mut rest = words;
+    for (b, e) in (0u64..).zip(entries) {
+        let wn = e.bits.div_ceil(64) as usize;
+        let (head, tail) = rest.split_at_mut_checked(wn).unwrap_or_default();
+        rest = tail;
+        let stream = payload.get(e.start..e.end).unwrap_or_default();
+        jobs.push((b, e, head, stream));
+    }
+    let _ = log;
+    let run = |job: &mut (u64, Entry, &mut [u64], &[u8])| decode_block(job.0, &job.1, job.2, job.3);
+    #[cfg(feature = "std")]
+    if threads > 1 && jobs.len() >= 2 {
+        return super::decode_jobs_threaded(jobs, threads, run);
+    }
+    let _ = threads;
+    jobs.iter_mut()
+        .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
+}
+
+/// Decodes block `b` (its entry `e`, its stream) into `words` (zeroed) and
+/// checks its count of ones; returns its coding steps. Errors carry payload
+/// offsets (the stream starts at `e.start`).
+pub(crate) fn decode_block(
+    b: u64,
+    e: &Entry,
+    words: &mut [u64],
+    stream: &[u8],
+) -> Result<u64, CoderError> {
+    let decoded = if e.ones == 0 {
+        return Ok(1);
+    } else if e.ones == e.bits {
+        block::fill_ones(words, 0, e.bits);
+        return Ok(1);
+    } else {
+        match e.mode {
+            Mode::Runs => {
+                let (steps, ones) = block::decode_block_fixed(stream, e.bits, e.ones, words)
+                    .map_err(|err| err.shifted(e.start))?;
+                (steps, ones)
+            }
+            Mode::Bytes => {
+                let steps = bytes::decode_block(stream, e.bits, e.ones, words)
+                    .map_err(|err| err.shifted(e.start))?;
+                (steps, block::count_ones_range(words, 0, e.bits))
+            }
+        }
+    };
+    if decoded.1 != e.ones {
+        return Err(CoderError::CountMismatch {
+            block: b,
+            declared: e.ones,
+            decoded: decoded.1,
+        });
+    }
+    Ok(decoded.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// m bits; block i of 2^16 has density `dens[i % dens.len()]`.
+    fn array(m: u64, dens: &[f64], seed: u64) -> Vec<u64> {
+        let mut s = seed;
+        let mut w = vec![0u64; m.div_ceil(64) as usize];
+        for i in 0..m {
+            let d = dens[((i >> 16) as usize) % dens.len()];
+            if ((splitmix(&mut s) >> 11) as f64) < d * (1u64 << 53) as f64 {
+                w[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        w
+    }
+
+    fn round_trip(w: &[u64], m: u64, choice: Choice) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_with(w, m, &mut out, 1, choice);
+        for threads in [1, 2, 3] {
+            let mut back = vec![0u64; w.len()];
+            decode_with_threads(&out, m, &mut back, threads).unwrap();
+            assert!(back == w, "m={m} {choice:?} threads={threads}");
+        }
+        out
+    }
+
+    #[test]
+    fn every_mode_block_size_and_constant_block_round_trips() {
+        let dens = [0.0, 0.003, 0.13, 0.5, 1.0, 0.9];
+        for m in [1u64, 100, 65_536, 65_537, 6 * 65_536 + 77, 20 * 65_536] {
+            let w = array(m, &dens, m);
+            for mode in [None, Some(Mode::Runs), Some(Mode::Bytes)] {
+                for block_log in [None, Some(16), Some(17)] {
+                    round_trip(&w, m, Choice { block_log, mode });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn encoder_picks_bytes_for_dense_blocks_and_larger_blocks_when_sparse() {
+        assert_eq!(mode_for(1 << 20, 1 << 16), Mode::Bytes);
+        assert_eq!(mode_for(1 << 20, (1 << 16) - 1), Mode::Runs);
+        assert_eq!(mode_for(1 << 20, (1 << 20) - (1 << 16)), Mode::Bytes);
+        // 10^9 bits at density 0.001: the default 2^23 blocks would carry
+        // ~12 KB each, so the encoder takes 2^26 (15 blocks of ~95 KB).
+        let m = 1_000_000_000u64;
+        let per_sub = (1u64 << 23) / 1000;
+        let sub = vec![per_sub; block_count(m, 23) as usize];
+        assert_eq!(pick_block_log(m, &sub), 26);
+        // A dense array keeps 2^23.
+        let sub = vec![(1u64 << 23) / 7; block_count(m, 23) as usize];
+        assert_eq!(pick_block_log(m, &sub), 23);
+    }
+
+    #[test]
+    fn table_errors_are_found_before_any_stream_is_decoded() {
+        let m = 3 * 65_536;
+        let w = array(m, &[0.2, 0.0, 0.6], 3);
+        let good = round_trip(&w, m, Choice { block_log: Some(16), mode: None });
+        let mut back = vec![0u64; w.len()];
+        let err = |p: &[u8]| {
+            let mut b = vec![0u64; w.len()];
+            decode_with_threads(p, m, &mut b, 1).unwrap_err()
+        };
+        // block_log out of range, empty payload.
+        for log in [15u8, 41] {
+            let mut p = good.clone();
+            p[0] = log;
+            assert!(matches!(err(&p), CoderError::BlockTable { offset: 0, .. }));
+        }
+        assert!(matches!(err(&[]), CoderError::BlockTable { offset: 0, .. }));
+        // Mode 2.
+        let mut p = good.clone();
+        p[1] = 2;
+        assert!(matches!(err(&p), CoderError::BlockTable { offset: 1, .. }));
+        // Block 1 is constant (all 0): mode 1 there is refused.
+        let (_, entries) = read_table(&good, m).unwrap();
+        assert_eq!(entries[1].ones, 0);
+        let mode_at = {
+            let mut at = 1;
+            at += 1;
+            at += varint::get(&good[at..]).unwrap().1;
+            at += varint::get(&good[at..]).unwrap().1;
+            at
+        };
+        let mut p = good.clone();
+        p[mode_at] = 1;
+        assert!(matches!(err(&p), CoderError::BlockTable { offset, .. } if offset == mode_at));
+        // A truncated table.
+        assert!(matches!(err(&good[..3]), CoderError::BlockTable { .. }));
+        // The good payload decodes.
+        decode_with_threads(&good, m, &mut back, 1).unwrap();
+    }
+
+    #[test]
+    fn a_wrong_count_of_ones_is_refused() {
+        // One block of 2^16 bits at density 0.3 in bytes mode: declare one
+        // more 1 than it has. The nibble tables change with the count, so
+        // the stream then fails one way or another: never a success.
+        let m = 65_536;
+        let w = array(m, &[0.3], 9);
+        for mode in [Mode::Bytes, Mode::Runs] {
+            let good = round_trip(&w, m, Choice { block_log: Some(16), mode: Some(mode) });
+            let (ones, used) = varint::get(&good[2..]).unwrap();
+            let mut p = vec![good[0], good[1]];
+            varint::put(&mut p, ones + 1);
+            p.extend_from_slice(&good[2 + used..]);
+            let mut back = vec![0u64; w.len()];
+            assert!(decode_with_threads(&p, m, &mut back, 1).is_err(), "{mode:?}");
+        }
+        // A stream that decodes cleanly to another count: the array coded
+        // with the tables of `ones + 1` (the encoder takes any table).
+        let ones = block::count_ones_range(&w, 0, m);
+        let mut stream = Vec::new();
+        bytes::encode_block(&w, m, ones + 1, &mut stream, &mut Vec::new());
+        let mut p = vec![16u8, 1];
+        varint::put(&mut p, ones + 1);
+        p.extend_from_slice(&stream);
+        let mut back = vec![0u64; w.len()];
+        let r = decode_with_threads(&p, m, &mut back, 1);
+        assert!(
+            matches!(r, Err(CoderError::CountMismatch { block: 0, declared, decoded }) if declared == ones + 1 && decoded == ones),
+            "{r:?}"
+        );
+    }
+}
