@@ -105,12 +105,24 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_static(filter: &BloomFilter) -> Vec<u8> {
-    encode_bits(
+    encode_static_with(filter, coder::static_coded::Choice::default())
+}
+
+/// [`encode_static`] with the static coder's choices made by the caller:
+/// the block size (smaller blocks decode on more threads, larger ones cost
+/// fewer bytes) and the mode of every block. Every choice decodes the same
+/// filter; the default is [`encode_static`]'s.
+pub fn encode_static_with(
+    filter: &BloomFilter,
+    choice: coder::static_coded::Choice,
+) -> Vec<u8> {
+    encode_bits_with(
         filter,
         FilterKind::Standard,
         None,
         None,
         FilterType::StaticCoded,
+        choice,
     )
 }
 
@@ -142,10 +154,26 @@ pub(crate) fn encode_bits(
     squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
     coding: FilterType,
 ) -> Vec<u8> {
+    let choice = coder::static_coded::Choice::default();
+    encode_bits_with(filter, kind, identity, squid_cblock, coding, choice)
+}
+
+/// [`encode_bits`] with the static coder's choices (used when `coding` is
+/// [`FilterType::StaticCoded`]).
+fn encode_bits_with(
+    filter: &BloomFilter,
+    kind: FilterKind,
+    identity: Option<UpdateId>,
+    squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
+    coding: FilterType,
+    choice: coder::static_coded::Choice,
+) -> Vec<u8> {
     let p = filter.params();
     let mut payload = Vec::new();
     let coding = if coding == FilterType::StaticCoded {
-        coder::static_coded::encode(filter.as_words(), p.m, &mut payload);
+        let blocks = coder::block_count(p.m);
+        let threads = coder::threads_for(blocks);
+        coder::static_coded::encode_with(filter.as_words(), p.m, &mut payload, threads, choice);
         coding
     } else {
         coder::encode(filter.as_words(), p.m, &mut payload);
