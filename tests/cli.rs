@@ -507,3 +507,66 @@ fn max_expansion_option() {
         "1000000",
     ]);
 }
+
+#[test]
+fn static_coded_frames_through_the_cli() {
+    let dir = std::env::temp_dir().join(format!("cbloom-cli-static-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys: String = (0..20_000).map(|i| format!("k{i}\n")).collect();
+    std::fs::write(p(&dir, "keys.txt"), &keys).unwrap();
+    for (kind, extra) in [("standard", "--static"), ("partitioned", "--static")] {
+        let (one, four) = (p(&dir, "one.cbf"), p(&dir, "four.cbf"));
+        let args = [
+            "build",
+            "--type",
+            kind,
+            "--keys",
+            &p(&dir, "keys.txt"),
+            "--m",
+            "300000",
+            "--k",
+            "3",
+        ];
+        ok(&[&args[..], &["-o", &one]].concat());
+        ok(&[&args[..], &[extra, "-o", &four]].concat());
+        let frame = std::fs::read(&four).unwrap();
+        assert_eq!((frame[2], frame[3]), (3, 4), "{kind}: version 3, type 4");
+        let json = String::from_utf8(ok(&["inspect", "--json", &four])).unwrap();
+        assert_eq!(json_field(&json, "type"), "static", "{kind}");
+        // Both frames decode to the same raw frame.
+        let (r1, r4) = (p(&dir, "r1.cbf"), p(&dir, "r4.cbf"));
+        ok(&["decode", &one, "-o", &r1]);
+        ok(&["decode", &four, "-o", &r4]);
+        assert_eq!(
+            std::fs::read(&r1).unwrap(),
+            std::fs::read(&r4).unwrap(),
+            "{kind}"
+        );
+        // encode --static of the raw frame writes the same bytes as build.
+        let again = p(&dir, "again.cbf");
+        ok(&["encode", &r1, "--static", "-o", &again]);
+        assert_eq!(std::fs::read(&again).unwrap(), frame, "{kind}");
+    }
+    // Kinds without the type say so, and write nothing.
+    let out = cbloom(
+        &[
+            "build",
+            "--type",
+            "counting",
+            "--keys",
+            &p(&dir, "keys.txt"),
+            "--m",
+            "300000",
+            "--k",
+            "3",
+            "--static",
+            "-o",
+            &p(&dir, "c.cbf"),
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no static-coded type"));
+    assert!(!dir.join("c.cbf").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -51,7 +51,11 @@ fn every_static_golden_decodes_to_the_reference_bits_and_re_encodes() {
         match (decode_any(&frame, &limits).unwrap(), kind) {
             (AnyFilter::Standard(got), 0) => {
                 assert_eq!(got.to_bytes(), bits, "{name}");
-                assert_eq!(stream::read_frame(&frame[..], &limits).unwrap(), got, "{name}");
+                assert_eq!(
+                    stream::read_frame(&frame[..], &limits).unwrap(),
+                    got,
+                    "{name}"
+                );
                 let expected = if f[6] == "keys" {
                     let mut e = BloomFilter::new(params).unwrap();
                     for i in 1..=n {
@@ -64,7 +68,9 @@ fn every_static_golden_decodes_to_the_reference_bits_and_re_encodes() {
                     let ts: Vec<u64> = f[8].split(',').map(|t| t.parse().unwrap()).collect();
                     let e = BloomFilter::from_bytes(params, n, &synth(m, seglog, &ts)).unwrap();
                     // The frame's block_log is the payload's first byte.
-                    let at = compressed_bloom::inspect(&frame, &limits).unwrap().header_len;
+                    let at = compressed_bloom::inspect(&frame, &limits)
+                        .unwrap()
+                        .header_len;
                     let choice = Choice {
                         block_log: Some(frame[at]),
                         mode: None,
@@ -120,11 +126,14 @@ fn type_4_is_unknown_in_versions_1_and_2() {
 
 #[test]
 fn the_frame_printed_in_format_md_is_the_golden_file() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md")).unwrap();
     let frame = std::fs::read(format!("{DIR}/v3_static_tiny_runs.cbf")).unwrap();
     let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
-    assert!(doc.contains(&format!("`{hex}`")), "FORMAT.md section 7 lacks {hex}");
+    assert!(
+        doc.contains(&format!("`{hex}`")),
+        "FORMAT.md section 7 lacks {hex}"
+    );
     let f = match decode_any(&frame, &DecodeLimits::default()).unwrap() {
         AnyFilter::Standard(f) => f,
         other => panic!("{:?}", other.kind()),

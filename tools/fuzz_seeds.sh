@@ -60,6 +60,13 @@ for spec in "1 standard 70000 3" "2 standard 1048576 4" "3 standard 8392704 2" "
   cut_payload "$tmp/f.cbf" "$1" "$c/payload_behind_header/seed_$i"
   i=$((i + 1))
 done
+# Type-4 (static-coded) payloads for the target's type-4 configs.
+for spec in "15 standard 5000 2 300" "16 standard 100000 3 5000" "17 standard 1048576 4 50000" "18 standard 3149832 2 50000" "19 partitioned 1048576 4 50000"; do
+  set -- $spec
+  head -n "$5" "$tmp/keys" | $bin build --type "$2" --keys - --m "$3" --k "$4" --static -o "$tmp/f.cbf" 2>/dev/null
+  cut_payload "$tmp/f.cbf" "$1" "$c/payload_behind_header/seed_$i"
+  i=$((i + 1))
+done
 rm -rf "$tmp"
 # subscriber_sequence: inserts and publishes, with drops, replays and cuts.
 printf '\x00\x01\x03\x00\x00\x02\x03\x00\x04\x00\x03\x00' > "$c/subscriber_sequence/seed_0"

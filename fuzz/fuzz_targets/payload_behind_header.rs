@@ -1,6 +1,8 @@
 //! Arbitrary payloads behind a valid header and a valid CRC-32C, so the
 //! fuzzer reaches the payload decoders the checksum guards: the block table
 //! and multi-block streams (m past 2^23 bits), the 4-lane rANS path, the
+//! static-coded type 4 (its block table, constant blocks, both modes, every
+//! lane count, standard and partitioned), the
 //! counting kind's map and range-coded values, the scalable kind's policy
 //! and layers, the sparse kind's Rice gaps, and both delta types against a
 //! base. Whatever it decodes must
@@ -22,7 +24,7 @@ const CONSTANT: usize = 128 * 1024;
 /// (version, filter type, kind, m, k): full frames of every kind, m from a
 /// single small block to three blocks (the coder's blocks are 2^23 bits),
 /// and the delta types (applied to an empty base).
-const CONFIGS: [(u8, u8, u8, u64, u32); 15] = [
+const CONFIGS: [(u8, u8, u8, u64, u32); 20] = [
     (1, 1, 0, 1_000, 2),
     (1, 1, 0, 70_000, 3),
     (1, 1, 0, 1 << 20, 4),
@@ -38,6 +40,11 @@ const CONFIGS: [(u8, u8, u8, u64, u32); 15] = [
     (3, 1, 3, 200_000, 7),
     (3, 1, 3, (1 << 23) + 100_000, 4),
     (3, 2, 1, 100_000, 3),
+    (3, 4, 0, 5_000, 2),
+    (3, 4, 0, 100_000, 3),
+    (3, 4, 0, 1 << 20, 4),
+    (3, 4, 0, (3 << 20) + 4_104, 2),
+    (3, 4, 2, 1 << 20, 4),
 ];
 
 fn frame(version: u8, ty: u8, kind: u8, m: u64, k: u32, payload: &[u8]) -> Vec<u8> {

@@ -1,5 +1,7 @@
 //! Structured filters (parameters and keys): decode(encode(f)) == f and the
-//! frame is never larger than the raw frame.
+//! frame is never larger than the raw frame, for type 1 and for type 4
+//! (static coded) under any of its coder's choices (block size, mode), in
+//! memory and streamed.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -16,6 +18,10 @@ struct Input {
     keys: Vec<Vec<u8>>,
     /// Extra raw bits XORed in, to reach densities keys alone would not.
     noise: Vec<u8>,
+    /// Type 4: block_log (0 = the encoder's, else 16 + n mod 25) and mode
+    /// (0 = by density, 1 runs, 2 bytes).
+    static_log: u8,
+    static_mode: u8,
 }
 
 fuzz_target!(|input: Input| {
@@ -42,6 +48,19 @@ fuzz_target!(|input: Input| {
     // bytes per frame byte): this target checks the round trip, not limits.
     assert_eq!(
         decode_with_limits(&frame, &DecodeLimits::unlimited()).unwrap(),
+        f
+    );
+    use compressed_bloom::coder::static_coded::{Choice, Mode};
+    let choice = Choice {
+        block_log: (input.static_log != 0).then(|| 16 + input.static_log % 25),
+        mode: [None, Some(Mode::Runs), Some(Mode::Bytes)][usize::from(input.static_mode % 3)],
+    };
+    let frame = compressed_bloom::format::encode_static_with(&f, choice);
+    assert!(frame.len() <= encode_as(&f, FilterType::Raw).len());
+    let unlimited = DecodeLimits::unlimited();
+    assert_eq!(decode_with_limits(&frame, &unlimited).unwrap(), f);
+    assert_eq!(
+        compressed_bloom::format::stream::read_frame(&frame[..], &unlimited).unwrap(),
         f
     );
     for key in &input.keys {

@@ -89,6 +89,10 @@ pub(crate) struct BuildArgs {
     /// Write the uncompressed (raw) frame type.
     #[arg(long)]
     raw: bool,
+    /// Write the static-coded type (4, format version 3: faster to decode,
+    /// needs a reader of version 3; standard and partitioned kinds).
+    #[arg(long = "static", conflicts_with = "raw")]
+    static_coded: bool,
     /// The filter kind (`growing` is another name for `scalable`).
     #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
     kind: KindArg,
@@ -191,7 +195,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     };
     f.set_len(kept);
     let estimated = f.estimated_distinct();
-    let frame = f.frame(a.raw)?;
+    let frame = f.frame(a.raw, a.static_coded)?;
     if let Some(budget) = a.size.bytes {
         if frame.len() as u64 > budget {
             return Err(format!(
@@ -348,6 +352,10 @@ pub(crate) struct EncodeArgs {
     /// Key count to declare for the imported bit array (only with --import-bits; default 0).
     #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
     n: Option<u64>,
+    /// Write the static-coded type (4, format version 3: faster to decode,
+    /// needs a reader of version 3; standard and partitioned kinds).
+    #[arg(long = "static")]
+    static_coded: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -364,7 +372,21 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     } else {
         compressed_bloom::decode_any(&data, &a.limits.limits())?
     };
-    let frame = compressed_bloom::encode_any(&f);
+    let frame = if a.static_coded {
+        match &f {
+            AnyFilter::Standard(f) => compressed_bloom::encode_static(f),
+            AnyFilter::Partitioned(p) => compressed_bloom::format::encode_partitioned_static(p),
+            other => {
+                return Err(format!(
+                    "the {} kind has no static-coded type (standard and partitioned do)",
+                    other.kind().name()
+                )
+                .into())
+            }
+        }
+    } else {
+        compressed_bloom::encode_any(&f)
+    };
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
     eprintln!(

@@ -115,9 +115,22 @@ impl Builder {
         }
     }
 
-    /// The filter's frame (`raw` for the raw type where the kind has one).
-    pub(crate) fn frame(self, raw: bool) -> CliResult<Vec<u8>> {
+    /// The filter's frame (`raw` for the raw type where the kind has one,
+    /// `static_coded` for type 4 where it has that).
+    pub(crate) fn frame(self, raw: bool, static_coded: bool) -> CliResult<Vec<u8>> {
         Ok(match self {
+            Builder::Standard(f) if static_coded => compressed_bloom::encode_static(&f),
+            Builder::Partitioned(f) if static_coded => format::encode_partitioned_static(&f),
+            ref other if static_coded => {
+                return Err(format!(
+                    "the {} kind has no static-coded type (standard and partitioned do)",
+                    match other {
+                        Builder::Counting(_) => "counting",
+                        _ => "sparse",
+                    }
+                )
+                .into())
+            }
             Builder::Standard(f) if raw => {
                 compressed_bloom::encode_as(&f, compressed_bloom::FilterType::Raw)
             }
