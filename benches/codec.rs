@@ -1,6 +1,9 @@
-//! Criterion benches of the coder, by m and density; throughput is in bytes of
-//! uncompressed filter. `cargo bench --bench codec`.
+//! Criterion benches of the coders, by m and density: type 1 (`encode`,
+//! `decode`) and type 4, static coded (`static-encode`, `static-decode`);
+//! throughput is in bytes of uncompressed filter. `cargo bench --bench
+//! codec`.
 
+use compressed_bloom::coder::static_coded;
 use compressed_bloom::{coder, BloomFilter, FilterParams};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
@@ -28,6 +31,8 @@ fn bench(c: &mut Criterion) {
         let density = f.fill_ratio();
         let mut payload = Vec::new();
         coder::encode(f.as_words(), m, &mut payload);
+        let mut fixed = Vec::new();
+        static_coded::encode(f.as_words(), m, &mut fixed);
         let mut g = c.benchmark_group(format!("m={m} density={density:.3}"));
         g.throughput(Throughput::Bytes(m.div_ceil(8)));
         if m > 10_000_000 {
@@ -46,6 +51,28 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     words.iter_mut().for_each(|w| *w = 0);
                     coder::decode_with_threads(black_box(&payload), m, &mut words, threads)
+                        .unwrap();
+                })
+            });
+            let choice = static_coded::Choice::default();
+            g.bench_function(BenchmarkId::new("static-encode", threads), |b| {
+                b.iter(|| {
+                    let mut out = Vec::with_capacity(fixed.len());
+                    static_coded::encode_with(
+                        black_box(f.as_words()),
+                        m,
+                        &mut out,
+                        threads,
+                        choice,
+                    );
+                    out
+                })
+            });
+            g.bench_function(BenchmarkId::new("static-decode", threads), |b| {
+                let mut words = vec![0u64; f.as_words().len()];
+                b.iter(|| {
+                    words.iter_mut().for_each(|w| *w = 0);
+                    static_coded::decode_with_threads(black_box(&fixed), m, &mut words, threads)
                         .unwrap();
                 })
             });

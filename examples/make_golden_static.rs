@@ -2,9 +2,9 @@
 //! (tests/vectors/v3_static_*.cbf) and their list, golden_static.txt: frames
 //! of filters built from keys, and of synthetic bit arrays that reach every
 //! branch of the format (constant blocks of 0s and 1s, runs with either
-//! minority, bytes with 1, 2 and 4 lanes and with a top nibble of 0 or 15,
-//! a last block whose length is not a multiple of 8, block_log 16, 20 and
-//! 40). Run by `tools/make_golden_static.sh`, which decodes each frame
+//! minority, bytes with 1, 2, 4 and 8 lanes and with a top nibble of 0 or
+//! 15, a last block whose length is not a multiple of 8, block_log 16, 20,
+//! 22 and 40). Run by `tools/make_golden_static.sh`, which decodes each frame
 //! with tools/ref_kinds.py (written from docs/FORMAT.md alone) and checks
 //! the bits against the same array computed in Python. Golden vectors are
 //! a contract: rerun only with a format change.
@@ -12,7 +12,7 @@
 //! A synthetic array: bit i is 1 iff ((i · 0x9E3779B97F4A7C15) mod 2^64)
 //! >> 32 is below T[i >> SEGLOG], the thresholds T in units of 2^-32.
 
-use compressed_bloom::coder::static_coded::Choice;
+use compressed_bloom::coder::static_coded::{Choice, Mode};
 use compressed_bloom::format::{encode_partitioned_static, encode_static, encode_static_with};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::{BloomFilter, FilterParams};
@@ -45,7 +45,7 @@ fn main() {
     };
     let mut list = String::from(
         "# name kind m k seed n source: `keys` (key-1..key-N) or `synth SEGLOG T0,T1,..` \
-         (bit i is 1 iff ((i*0x9E3779B97F4A7C15) mod 2^64) >> 32 < T[i >> SEGLOG])\n",
+         (bit i is 1 iff ((i*0x9E3779B97F4A7C15) mod 2^64) >> 32 < T[i >> SEGLOG]), then `bytes` if the encoder was told mode 1\n",
     );
     let keys = |n: u64| (1..=n).map(|i| format!("key-{i}"));
     for (name, m, k, seed, n) in [
@@ -67,7 +67,7 @@ fn main() {
     list.push_str("v3_static_part 2 3000 3 5 200 keys\n");
     // Synthetic arrays, with the encoder's choices fixed where the default
     // would not reach a branch.
-    let cases: [(&str, u64, u32, Vec<u64>, u8); 5] = [
+    let cases: [(&str, u64, u32, Vec<u64>, u8); 6] = [
         // Small enough to print in docs/FORMAT.md section 7: one block in
         // mode 0 and one in mode 1 (one lane).
         ("v3_static_tiny_runs", 1000, 16, vec![t(0.004)], 16),
@@ -90,19 +90,23 @@ fn main() {
             20,
         ),
         ("v3_static_log40", 100_000, 20, vec![t(0.01)], 40),
+        // One block of 2^22 bits in mode 1 (forced: the encoder would take
+        // runs at this density), eight lanes.
+        ("v3_static_lanes8", 1 << 22, 22, vec![t(0.002)], 22),
     ];
     for (name, m, seglog, ts, log) in cases {
         let bytes = synth(m, seglog, &ts);
         let f = BloomFilter::from_bytes(FilterParams::new(m, 1, 0), 0, &bytes).unwrap();
         let choice = Choice {
             block_log: Some(log),
-            mode: None,
+            mode: (name == "v3_static_lanes8").then_some(Mode::Bytes),
         };
         let frame = encode_static_with(&f, choice);
         write(name, &frame);
         let tlist: Vec<String> = ts.iter().map(u64::to_string).collect();
+        let forced = if choice.mode.is_some() { " bytes" } else { "" };
         list.push_str(&format!(
-            "{name} 0 {m} 1 0 0 synth {seglog} {}\n",
+            "{name} 0 {m} 1 0 0 synth {seglog} {}{forced}\n",
             tlist.join(",")
         ));
     }

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=tests/vectors
 cargo run --quiet --release --example make_golden_static -- "$out"
-grep -v '^#' "$out/golden_static.txt" | while read -r name kind m k seed n source seglog ts; do
+grep -v '^#' "$out/golden_static.txt" | while read -r name kind m k seed n source seglog ts forced; do
   python3 tools/ref_kinds.py decode "$out/$name.cbf" "$out/$name.bits" >/dev/null
   if [ "$source" = keys ]; then
     python3 tools/ref_kinds.py expect "$kind" "$m" "$k" "$seed" "$n" /tmp/expect.$$

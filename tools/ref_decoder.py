@@ -272,7 +272,7 @@ def decode_byte_block(stream: bytes, B: int, ones: int) -> bytes:
     nibble = bytearray(4096)  # slot -> nibble
     for v in range(16):
         nibble[start[v]:start[v] + f[v]] = bytes([v]) * f[v]
-    S = 4 if B >= (1 << 20) else 2 if B >= (1 << 13) else 1
+    S = 8 if B >= (1 << 22) else 4 if B >= (1 << 20) else 2 if B >= (1 << 13) else 1
     if len(stream) < 8 * S:
         raise FrameError("UnexpectedEnd: truncated block states")
     x = [int.from_bytes(stream[8 * i:8 * i + 8], "little") for i in range(S)]

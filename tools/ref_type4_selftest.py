@@ -101,7 +101,7 @@ def pack(bits):
 def encode_bytes(packed, B, ones):
     """Mode 1: the bytes in reverse order, byte j on lane j mod S."""
     f, start = nibble_table(B, ones)
-    S = 4 if B >= (1 << 20) else 2 if B >= (1 << 13) else 1
+    S = 8 if B >= (1 << 22) else 4 if B >= (1 << 20) else 2 if B >= (1 << 13) else 1
     x = [1 << 31] * S
     words = []
     for j in range((B + 7) // 8 - 1, -1, -1):

@@ -453,35 +453,71 @@ fn decode_work(
         .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
 }
 
-/// The threaded half of [`decode_work`]: runs of consecutive blocks, one
-/// per thread, reporting the first failing block in payload order.
+/// The threaded half of [`decode_work`]: `threads` workers take the next
+/// block from a shared queue until none is left, so blocks of uneven cost
+/// (and a short last block) spread evenly. Reports the first failing block
+/// in payload order: after a failure, blocks past it are skipped, blocks
+/// before it are still decoded (one of them may fail first).
 #[cfg(feature = "std")]
 fn decode_jobs_threaded<J: Send>(
-    mut jobs: Vec<J>,
+    jobs: Vec<J>,
     threads: usize,
     run: impl Fn(&mut J) -> Result<u64, CoderError> + Send + Sync + Copy,
 ) -> Result<u64, CoderError> {
-    let chunk = jobs.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks_mut(chunk)
-            .map(|c| {
-                s.spawn(move || {
-                    c.iter_mut()
-                        .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
-                })
-            })
-            .collect();
-        // Report the first failing block in payload order.
-        let mut result = Ok(0u64);
-        for h in handles {
-            let r = h.join().unwrap_or(Err(CoderError::BadState { offset: 0 }));
-            result = match (result, r) {
-                (Ok(a), Ok(b)) => Ok(a.saturating_add(b)),
-                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let workers = threads.min(jobs.len());
+    let queue = Mutex::new(jobs.into_iter().enumerate());
+    // The index of the first failing block so far (usize::MAX: none).
+    let failed_at = AtomicUsize::new(usize::MAX);
+    let worker = || {
+        let mut steps = 0u64;
+        let mut first_error: Option<(usize, CoderError)> = None;
+        loop {
+            // A poisoned lock means another worker panicked: stop; the
+            // panic is reported when it is joined.
+            let next = match queue.lock() {
+                Ok(mut q) => q.next(),
+                Err(_) => None,
             };
+            let Some((i, mut job)) = next else {
+                break;
+            };
+            if i > failed_at.load(Ordering::Relaxed) {
+                continue;
+            }
+            match run(&mut job) {
+                Ok(n) => steps = steps.saturating_add(n),
+                Err(e) => {
+                    failed_at.fetch_min(i, Ordering::Relaxed);
+                    if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                        first_error = Some((i, e));
+                    }
+                }
+            }
         }
-        result
+        (steps, first_error)
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers).map(|_| s.spawn(worker)).collect();
+        let mut steps = 0u64;
+        let mut first: Option<(usize, CoderError)> = None;
+        for h in handles {
+            // A worker that panicked (a bug) reports a state error.
+            let (n, e) = h
+                .join()
+                .unwrap_or((0, Some((0, CoderError::BadState { offset: 0 }))));
+            steps = steps.saturating_add(n);
+            if let Some((i, e)) = e {
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    first = Some((i, e));
+                }
+            }
+        }
+        match first {
+            Some((_, e)) => Err(e),
+            None => Ok(steps),
+        }
     })
 }
 

@@ -28,8 +28,10 @@ pub const MAX_BLOCK_LOG: u8 = 40;
 /// The encoder's usual block size, 2^23 bits (1 MiB of filter), as type 1.
 pub const DEFAULT_BLOCK_LOG: u8 = 23;
 /// The encoder makes blocks larger than the default when they would carry
-/// less than this many coded bytes each.
-const MIN_CODED_BLOCK_BYTES: u64 = 1 << 16;
+/// less than this many coded bytes each on average: a block's fixed cost
+/// (8 lanes' flushed states, its table entry and count, about 50 bytes)
+/// then stays near 0.005% of it.
+const MIN_CODED_BLOCK_BYTES: u64 = 1 << 20;
 
 /// How a block is coded (the table entry's mode byte).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,21 +46,12 @@ pub enum Mode {
 /// The encoder's choices: the block size and which mode each block takes.
 /// [`Choice::default`] is what [`encode`] does; the others exist so that
 /// tests and fuzzers can reach every path of the decoder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Choice {
     /// Blocks of 2^block_log bits; `None` picks as [`encode`] does.
     pub block_log: Option<u8>,
     /// The mode of every non-constant block; `None` picks by density.
     pub mode: Option<Mode>,
-}
-
-impl Default for Choice {
-    fn default() -> Self {
-        Choice {
-            block_log: None,
-            mode: None,
-        }
-    }
 }
 
 /// The mode [`encode`] picks for a non-constant block: bytes when the
@@ -79,16 +72,45 @@ fn block_count(m: u64, block_log: u8) -> u64 {
     m.div_ceil(1u64 << block_log.min(63)).max(1)
 }
 
-/// Rough coded bits of a block with `minority` minority bits among `bits`:
-/// about log2(bits/minority) + 1.5 bits per minority bit, never above
-/// `bits`. It only sizes blocks; nothing depends on its precision.
-fn coded_bits_estimate(bits: u64, minority: u64) -> u64 {
-    if minority == 0 {
-        return 0;
+/// log2(x) in Q16 (x ≥ 1), by the bit-by-bit squaring method: the integer
+/// part from the leading bit, then 16 fraction bits, each from squaring the
+/// mantissa (kept in Q62).
+// Encoder-side estimate only: the shifts are below 64 and the squares of
+// a Q62 mantissa below 2 fit in u128.
+#[allow(clippy::arithmetic_side_effects)]
+fn log2_q16(x: u64) -> u64 {
+    let x = x.max(1);
+    let int = u64::from(63 - x.leading_zeros());
+    // Mantissa in [1, 2) as Q62.
+    let mut m = u128::from(x) << (62 - int);
+    let mut frac = 0u64;
+    for _ in 0..16 {
+        m = (m * m) >> 62;
+        frac <<= 1;
+        if m >= 2 << 62 {
+            m >>= 1;
+            frac |= 1;
+        }
     }
-    let ratio = bits / minority;
-    let log = u64::from(63u32.saturating_sub(ratio.max(1).leading_zeros()));
-    minority.saturating_mul(log.saturating_add(2)).min(bits)
+    int << 16 | frac
+}
+
+/// Coded bits of a block with `minority` minority bits among `bits`,
+/// estimated as its entropy bits·H(minority/bits). It only sizes blocks.
+// Encoder-side estimate: logs are below 2^22 in Q16, counts below 2^56, so
+// the products fit in u128.
+#[allow(clippy::arithmetic_side_effects)]
+fn coded_bits_estimate(bits: u64, minority: u64) -> u64 {
+    let majority = bits.saturating_sub(minority);
+    let l = log2_q16(bits);
+    let term = |c: u64| {
+        if c == 0 {
+            0
+        } else {
+            u128::from(c) * u128::from(l.saturating_sub(log2_q16(c)))
+        }
+    };
+    ((term(minority) + term(majority)) >> 16) as u64
 }
 
 /// The ones of each 2^23-bit sub-block of the first m bits of `words`
@@ -110,9 +132,10 @@ fn ones_in(words: &[u64], from: u64, to: u64) -> u64 {
 }
 
 /// The `block_log` [`encode`] picks: 23, or the smallest larger value
-/// (at most 40) whose blocks carry at least 64 KiB of coded data each, so
-/// that each block's fixed cost (flush, table entry, count) stays below
-/// about 0.05% of it. `sub` holds the ones of each 2^23-bit sub-block.
+/// (at most 40) whose blocks carry at least 1 MiB of coded data each on
+/// average, so that each block's fixed cost (flush, table entry, count)
+/// stays near 0.005% of it. `sub` holds the ones of each 2^23-bit
+/// sub-block.
 fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
     let ones: u64 = sub.iter().fold(0u64, |a, &b| a.saturating_add(b));
     let minority = ones.min(m.saturating_sub(ones));
@@ -120,7 +143,7 @@ fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
     let mut log = DEFAULT_BLOCK_LOG;
     while log < MAX_BLOCK_LOG {
         let blocks = block_count(m, log);
-        if blocks == 1 || total / blocks >= MIN_CODED_BLOCK_BYTES {
+        if blocks == 1 || total.checked_div(blocks).unwrap_or(0) >= MIN_CODED_BLOCK_BYTES {
             break;
         }
         log = log.saturating_add(1);
@@ -271,6 +294,7 @@ pub(crate) fn block_bits(m: u64, log: u8, b: u64) -> u64 {
 }
 
 /// Number of blocks of 2^log bits in an m-bit array.
+#[cfg(feature = "std")]
 pub(crate) fn blocks_of(m: u64, log: u8) -> u64 {
     block_count(m, log)
 }
@@ -291,7 +315,7 @@ fn read_table(payload: &[u8], m: u64) -> Result<(u8, Vec<Entry>), CoderError> {
     let mut at = 1usize;
     let cap = usize::try_from(nb)
         .unwrap_or(usize::MAX)
-        .min(payload.len() / 2 + 1);
+        .min((payload.len() / 2).saturating_add(1));
     let mut entries = Vec::with_capacity(cap);
     let mut lens = Vec::with_capacity(cap);
     for b in 0..nb {
@@ -502,15 +526,29 @@ mod tests {
         assert_eq!(mode_for(1 << 20, 1 << 16), Mode::Bytes);
         assert_eq!(mode_for(1 << 20, (1 << 16) - 1), Mode::Runs);
         assert_eq!(mode_for(1 << 20, (1 << 20) - (1 << 16)), Mode::Bytes);
-        // 10^9 bits at density 0.001: the default 2^23 blocks would carry
-        // ~12 KB each, so the encoder takes 2^26 (15 blocks of ~95 KB).
+        // 10^9 bits at density 0.001 code to ~1.43 MB: one block (2^30).
         let m = 1_000_000_000u64;
         let per_sub = (1u64 << 23) / 1000;
         let sub = vec![per_sub; block_count(m, 23) as usize];
-        assert_eq!(pick_block_log(m, &sub), 26);
-        // A dense array keeps 2^23.
-        let sub = vec![(1u64 << 23) / 7; block_count(m, 23) as usize];
-        assert_eq!(pick_block_log(m, &sub), 23);
+        assert_eq!(pick_block_log(m, &sub), 30);
+        // The 17.5 MB filter (density 0.133, ~9.9 MB coded): 2^24-bit
+        // blocks (9 of them) carry ~1.1 MB each; 2^23 (17) would not.
+        let m = 140_000_000u64;
+        let sub = vec![(1u64 << 23) * 133 / 1000; block_count(m, 23) as usize];
+        assert_eq!(pick_block_log(m, &sub), 24);
+        // Small arrays keep the default (one block).
+        assert_eq!(pick_block_log(80_000, &[40_000]), 23);
+    }
+
+    #[test]
+    fn the_size_estimate_is_the_entropy() {
+        for (x, want) in [(1u64, 0.0), (2, 1.0), (3, 1.584_962_5), (1000, 9.965_784), (1 << 40, 40.0)] {
+            let got = log2_q16(x) as f64 / 65_536.0;
+            assert!((got - want).abs() < 2e-5, "log2({x}) = {got}, want {want}");
+        }
+        // 2^20 bits at density 1/8: H = 0.543564 bits per bit.
+        let est = coded_bits_estimate(1 << 20, 1 << 17) as f64;
+        assert!((est / (1u64 << 20) as f64 - 0.543_564).abs() < 1e-4, "{est}");
     }
 
     #[test]

@@ -303,7 +303,7 @@ fn read_static<R: Read>(
             return Err(fail(len_at, "a constant block has an empty stream"));
         }
         let bits = block_bits(m, log, i);
-        if len > bits / 8 + 64 * 1024 {
+        if len > (bits / 8).saturating_add(64 * 1024) {
             return Err(fail(len_at, "a block stream is longer than any coded block"));
         }
         stream.resize(len as usize, 0);
