@@ -247,6 +247,105 @@ def apply_counting(base_header, nibbles: bytes, delta_header, payload: bytes) ->
     return bytes(out)
 
 
+def _bits(payload: bytes, at: int, m: int):
+    """A layer's bits (section 8.3): type, length, bytes -> (packed, at)."""
+    ty = payload[at]
+    ln, at = rd.varint(payload, at + 1)
+    if at + ln > len(payload):
+        raise rd.FrameError("layer bytes past the payload")
+    body = payload[at:at + ln]
+    raw = (m + 7) // 8
+    if ty == 0:
+        if ln != raw:
+            raise rd.FrameError("raw layer length")
+        packed = bytes(body)
+    elif ty == 1:
+        if ln >= raw:
+            raise rd.FrameError("coded layer too long")
+        packed = rd.decode_coded(body, m)
+    else:
+        raise rd.FrameError("layer type")
+    if any((packed[i // 8] >> (i % 8)) & 1 for i in range(m, 8 * raw)):
+        raise rd.FrameError("layer padding")
+    return packed, at + ln
+
+
+def _layer(payload: bytes, at: int):
+    vals = []
+    for _ in range(4):
+        v, at = rd.varint(payload, at)
+        vals.append(v)
+    m, k, n, cap = vals
+    if not (1 <= m <= 1 << 56 and 1 <= k <= 64):
+        raise rd.FrameError("layer m or k")
+    packed, at = _bits(payload, at, m)
+    return dict(m=m, k=k, n=n, capacity=cap, bits=packed), at
+
+
+def scalable_layers(header):
+    """Section 8.3, type 1: the policy and the layers."""
+    import struct
+    p = header["payload"]
+    cap0, at = rd.varint(p, 0)
+    growth, at = rd.varint(p, at)
+    fpr, tight, mbk = struct.unpack_from("<ddd", p, at)
+    at += 24
+    if cap0 < 1 or growth < 1 or not (0 < fpr < 1) or not (0 < tight < 1) or not (mbk >= 1 and mbk < float("inf")):
+        raise rd.FrameError("policy out of range")
+    count, at = rd.varint(p, at)
+    if not 1 <= count <= 64:
+        raise rd.FrameError("layer count")
+    layers = []
+    for _ in range(count):
+        layer, at = _layer(p, at)
+        layers.append(layer)
+        if sum(l["m"] for l in layers) > header["m"]:
+            raise rd.FrameError("layers exceed the header's m")
+    if at != len(p):
+        raise rd.FrameError("bytes after the last layer")
+    check_scalable_totals(header, layers)
+    return layers
+
+
+def check_scalable_totals(header, layers):
+    if (sum(l["m"] for l in layers), max(l["k"] for l in layers), sum(l["n"] for l in layers)) != (header["m"], header["k"], header["n"]):
+        raise rd.FrameError("layers do not add up to the header")
+
+
+def scalable_digest(seed: int, layers) -> int:
+    import xxhash
+    parts = b"".join(
+        rd.digest(dict(seed=(seed + i) % (1 << 64), m=l["m"], k=l["k"]), l["bits"]).to_bytes(8, "little")
+        for i, l in enumerate(layers))
+    return xxhash.xxh3_64_intdigest(parts, seed=0)
+
+
+def apply_scalable(base_header, layers, delta_header):
+    """Section 8.3, type 2: the result's layers, checked by both digests."""
+    p = delta_header["payload"]
+    seed = base_header["seed"]
+    if int.from_bytes(p[0:8], "little") != scalable_digest(seed, layers):
+        raise rd.FrameError("wrong base")
+    want = int.from_bytes(p[8:16], "little")
+    count, at = rd.varint(p, 16)
+    if not len(layers) <= count <= 64:
+        raise rd.FrameError("layer count")
+    out = []
+    for l in layers:
+        n, at = rd.varint(p, at)
+        xor, at = _bits(p, at, l["m"])
+        out.append(dict(l, n=n, bits=bytes(a ^ b for a, b in zip(l["bits"], xor))))
+    for _ in range(count - len(layers)):
+        layer, at = _layer(p, at)
+        out.append(layer)
+    if at != len(p):
+        raise rd.FrameError("bytes after the last layer")
+    check_scalable_totals(delta_header, out)
+    if scalable_digest(seed, out) != want:
+        raise rd.FrameError("result mismatch")
+    return out
+
+
 def expect_scalable(layers_shape, seed: int, n: int):
     """The layers of keys key-1..key-N from the keys (section 8.3): each key
     goes into the newest layer unless a layer already has it; a layer takes

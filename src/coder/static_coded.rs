@@ -134,8 +134,8 @@ fn ones_in(words: &[u64], from: u64, to: u64) -> u64 {
 /// The `block_log` [`encode`] picks: 23, or the smallest larger value
 /// (at most 40) whose blocks carry at least 1 MiB of coded data each on
 /// average, so that each block's fixed cost (flush, table entry, count)
-/// stays near 0.005% of it. `sub` holds the ones of each 2^23-bit
-/// sub-block.
+/// stays near 0.005% of it; but an array with at least 1 MiB of coded data
+/// keeps two blocks. `sub` holds the ones of each 2^23-bit sub-block.
 fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
     let ones: u64 = sub.iter().fold(0u64, |a, &b| a.saturating_add(b));
     let minority = ones.min(m.saturating_sub(ones));
@@ -147,6 +147,14 @@ fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
             break;
         }
         log = log.saturating_add(1);
+    }
+    // An array with at least 1 MiB of coded data keeps two blocks, so that
+    // two threads share its decoding (a 3.5 MB filter at density 0.133
+    // would otherwise be one block of ~2 MB).
+    if log > DEFAULT_BLOCK_LOG && block_count(m, log) == 1 && total >= MIN_CODED_BLOCK_BYTES {
+        // The smallest log with ⌈m / 2^log⌉ = 2: one below ⌈log2 m⌉.
+        let ceil_log2 = 64u32.saturating_sub(m.saturating_sub(1).leading_zeros());
+        log = (ceil_log2.saturating_sub(1) as u8).max(DEFAULT_BLOCK_LOG);
     }
     log
 }
@@ -526,11 +534,20 @@ mod tests {
         assert_eq!(mode_for(1 << 20, 1 << 16), Mode::Bytes);
         assert_eq!(mode_for(1 << 20, (1 << 16) - 1), Mode::Runs);
         assert_eq!(mode_for(1 << 20, (1 << 20) - (1 << 16)), Mode::Bytes);
-        // 10^9 bits at density 0.001 code to ~1.43 MB: one block (2^30).
+        // 10^9 bits at density 0.001 code to ~1.43 MB: two blocks (2^29),
+        // the fewest that two threads can share.
         let m = 1_000_000_000u64;
         let per_sub = (1u64 << 23) / 1000;
         let sub = vec![per_sub; block_count(m, 23) as usize];
-        assert_eq!(pick_block_log(m, &sub), 30);
+        assert_eq!(pick_block_log(m, &sub), 29);
+        // 10^8 bits at density 0.001 (~143 KB): one block.
+        let m = 100_000_000u64;
+        let sub = vec![per_sub; block_count(m, 23) as usize];
+        assert_eq!(pick_block_log(m, &sub), 27);
+        // 2.8·10^7 bits at density 0.133 (~2 MB): two blocks of 2^24.
+        let m = 28_000_000u64;
+        let sub = vec![(1u64 << 23) * 133 / 1000; block_count(m, 23) as usize];
+        assert_eq!(pick_block_log(m, &sub), 24);
         // The 17.5 MB filter (density 0.133, ~9.9 MB coded): 2^24-bit
         // blocks (9 of them) carry ~1.1 MB each; 2^23 (17) would not.
         let m = 140_000_000u64;

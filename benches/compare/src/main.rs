@@ -164,7 +164,33 @@ fn compare() {
                 row(&format!("cbloom payload, {threads} thread(s)"), payload.len(), Some(tc), Some(td));
             }
         }
+        // Format type 4 (static coded): one model per block, a byte per
+        // step in dense blocks.
+        use compressed_bloom::coder::static_coded;
+        for threads in [1usize, 2] {
+            let (tc, payload) = best(reps, || {
+                let mut out = Vec::new();
+                let choice = static_coded::Choice::default();
+                static_coded::encode_with(f.as_words(), m, &mut out, threads, choice);
+                out
+            });
+            let (td, words) = best(reps, || {
+                let mut w = vec![0u64; f.as_words().len()];
+                static_coded::decode_with_threads(&payload, m, &mut w, threads).unwrap();
+                w
+            });
+            assert_eq!(words, f.as_words());
+            if threads == 1 || coder::block_count(m) > 1 {
+                row(&format!("cbloom static payload, {threads} thread(s)"), payload.len(), Some(tc), Some(td));
+            }
+        }
         row("cbloom whole frame", encode(&f).len(), None, None);
+        row(
+            "cbloom static whole frame",
+            compressed_bloom::format::encode_static(&f).len(),
+            None,
+            None,
+        );
         let ext_reps = if big { 1 } else { 5 };
         for (name, c, d) in [
             ("zstd -3", vec!["zstd", "-3", "-c", "-q"], vec!["zstd", "-d", "-c", "-q"]),
