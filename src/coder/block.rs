@@ -603,6 +603,18 @@ fn fast_runs<const LANES: usize>(
     steps
 }
 
+/// [`fast_runs`] for one lane count.
+type FastRuns = fn(
+    &mut [u32; 4],
+    &[u64; PROB_SCALE as usize],
+    &Model,
+    &mut Words<'_>,
+    &mut [u64],
+    &mut u64,
+    u64,
+    &mut u64,
+) -> u64;
+
 /// The decode table entry for state `x`'s slot (x mod 2^12 indexes a
 /// 2^12-entry table, so the lookup cannot miss and compiles to a plain load).
 #[inline(always)]
@@ -724,29 +736,21 @@ fn decode_block_inner(
             // once), so the flip leaves the minority 0s and the majority 1s.
             let start = pos;
             let limit = sched.threshold.min(bits);
-            steps += if lanes == 4 {
-                fast_runs::<4>(
-                    &mut states,
-                    &table,
-                    &model,
-                    &mut input,
-                    words,
-                    &mut pos,
-                    limit,
-                    &mut minority,
-                )
+            let run: FastRuns = if lanes == 4 {
+                fast_runs::<4>
             } else {
-                fast_runs::<1>(
-                    &mut states,
-                    &table,
-                    &model,
-                    &mut input,
-                    words,
-                    &mut pos,
-                    limit,
-                    &mut minority,
-                )
+                fast_runs::<1>
             };
+            steps += run(
+                &mut states,
+                &table,
+                &model,
+                &mut input,
+                words,
+                &mut pos,
+                limit,
+                &mut minority,
+            );
             if !model.minority_is_one {
                 flip_range(words, start, pos - start);
             }

@@ -417,18 +417,24 @@ pub fn decode_counting(payload: &[u8], m: u64, words: &mut [u64]) -> Result<u64,
     decode_work(payload, m, words, 1)
 }
 
-fn decode_work(
-    payload: &[u8],
-    m: u64,
-    words: &mut [u64],
-    threads: usize,
-) -> Result<u64, CoderError> {
+/// Checks that `words` is exactly the ⌈m/64⌉ words of an m-bit array.
+fn check_output(m: u64, words: &[u64]) -> Result<(), CoderError> {
     if words.len() as u64 != m.div_ceil(64) {
         return Err(CoderError::OutputLength {
             expected: m.div_ceil(64),
             actual: words.len(),
         });
     }
+    Ok(())
+}
+
+fn decode_work(
+    payload: &[u8],
+    m: u64,
+    words: &mut [u64],
+    threads: usize,
+) -> Result<u64, CoderError> {
+    check_output(m, words)?;
     let blocks = block_count(m) as usize;
     let ranges = block_ranges(payload, m)?;
     // Split the output into disjoint per-block word slices (the blocks'

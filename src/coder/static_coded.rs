@@ -8,7 +8,7 @@
 //! * **runs** (mode 0): the run coder of type 1 with the fixed model
 //!   `build(B, ones)`; the mode for sparse blocks;
 //! * **bytes** (mode 1): one rANS step per byte from two 16-symbol nibble
-//!   tables ([`super::bytes`]); the mode for dense blocks, where runs are
+//!   tables (module `coder::bytes`); the mode for dense blocks, where runs are
 //!   short and a run coder spends a step every few bits;
 //!
 //! and a block of all 0s or all 1s takes no stream at all. The block size is
@@ -413,12 +413,7 @@ fn decode_work(
     words: &mut [u64],
     threads: usize,
 ) -> Result<u64, CoderError> {
-    if words.len() as u64 != m.div_ceil(64) {
-        return Err(CoderError::OutputLength {
-            expected: m.div_ceil(64),
-            actual: words.len(),
-        });
-    }
+    super::check_output(m, words)?;
     let (log, entries) = read_table(payload, m)?;
     // Blocks are 2^log ≥ 2^16 bits, whole words: split the output into
     // per-block slices (they add up to ⌈m/64⌉ words, checked above).
@@ -484,13 +479,7 @@ pub(crate) fn decode_block(
 mod tests {
     use super::*;
 
-    fn splitmix(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+    use crate::coder::tests::splitmix;
 
     /// m bits; block i of 2^16 has density `dens[i % dens.len()]`.
     fn array(m: u64, dens: &[f64], seed: u64) -> Vec<u64> {
