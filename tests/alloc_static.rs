@@ -1,7 +1,6 @@
 //! The type-4 (static-coded) decoder's memory beyond its output, as a
 //! function of the thread count and the number of blocks: each decoding
-//! thread holds one decode table (32 KiB for the run mode, 16 KiB for the
-//! byte mode), and the block table costs a few words per block. One test in
+//! thread holds one decode table (32 KiB, in either mode), and the block table costs a few words per block. One test in
 //! this binary, so the counting allocator sees only its allocations.
 
 use compressed_bloom::coder::static_coded::{decode_with_threads, encode_with, Choice};

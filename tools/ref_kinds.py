@@ -70,11 +70,9 @@ def decode_v3(frame: bytes):
     if kind in (0, 2):
         if kind == 2 and m % k:
             raise rd.FrameError("partitioned m is not a multiple of k")
-        if kind == 2 and ftype not in (0, 1, 4):
-            raise rd.FrameError("no such type for this kind")
         if ((ftype == 0 and plen != raw_len) or (ftype == 1 and plen >= raw_len)
                 or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)
-                or (ftype == 4 and not 2 <= plen < raw_len)):
+                or (ftype == 4 and not 3 <= plen < raw_len)):
             raise rd.FrameError("payload length inconsistent with type")
     elif kind == 3:
         if ftype not in (1, 2) or plen < (17 if ftype == 2 else 1):

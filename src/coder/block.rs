@@ -45,7 +45,7 @@ pub(crate) fn lanes_for(bits: u64) -> usize {
 /// Position of the first bit equal to `value` in [from, end), or `end`.
 #[inline]
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn next_bit(words: &[u64], from: u64, end: u64, value: bool) -> u64 {
     if from >= end {
@@ -165,7 +165,9 @@ impl Schedule {
         if pos < self.threshold {
             return None;
         }
-        // ones <= pos <= 2^23 and the threshold stays below 2^25.
+        // ones <= pos <= 2^23 (the schedule runs only in type 1's blocks;
+        // type 4's fixed model never rebuilds) and the threshold stays
+        // below 2^25.
         self.ones = self
             .ones
             .wrapping_add(count_ones_range(words, self.counted_to, pos));
@@ -179,7 +181,7 @@ impl Schedule {
 
 #[inline]
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn op(model: &Model, sym: usize) -> u32 {
     u32::from(model.start[sym]) << 16 | u32::from(model.freq[sym])
@@ -226,7 +228,7 @@ pub(crate) fn encode_block_fixed(
 /// [`encode_block_with`], with the fast path on or off (`fast`): the bytes
 /// are the same either way (the tests compare them).
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn encode_block_paths(
     words: &[u64],
@@ -245,7 +247,15 @@ fn encode_block_paths(
     // (one per 7 bits at density 0.13); reserve that to avoid regrowth.
     let ops = &mut scratch.ops;
     ops.clear();
-    ops.reserve((bits / 6) as usize + 64);
+    // A fixed model (type 4) codes blocks of up to 2^40 bits, mostly
+    // sparse ones: reserve at most 2^20 operations there and let the
+    // vector grow with what the block really needs.
+    let expected = if fixed.is_some() {
+        (bits / 6).min(1 << 20)
+    } else {
+        bits / 6
+    };
+    ops.reserve(expected as usize + 64);
     let mut pos = 0u64;
     let (mut sched, mut model) = match fixed {
         Some(m) => (Schedule::never(), m.clone()),
@@ -301,7 +311,7 @@ fn encode_block_paths(
 /// operation j on lane j mod `lanes`, and appends the stream (initial
 /// decoder states, then words in reading order) to `out`.
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>) {
     // rANS is last-in first-out. Every operation emits at most one word (I3),
@@ -344,7 +354,7 @@ fn rans_encode(ops: &[u32], lanes: usize, rev: &mut Vec<u16>, out: &mut Vec<u8>)
 /// writing at most one word to `rev[*n]`.
 #[inline(always)]
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
     let freq = op & 0xffff;
@@ -367,7 +377,7 @@ fn encode_step(x: u32, op: u32, rev: &mut [u16], n: &mut usize) -> u32 {
 /// at or after `*pos`, as the general loop expects.
 #[inline(never)]
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn fast_forward(
     words: &[u64],
@@ -451,7 +461,7 @@ fn fast_forward(
 /// ⌊x·r / 2^(32+l)⌋ = ⌊x / d⌋ for every x < 2^32).
 #[inline]
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// and sums are bounded by the block (<= 2^23 bits) as commented inline.
+// and sums are bounded by the block (<= 2^40 bits) as commented inline.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn div_by_freq(x: u32, d: u32) -> u32 {
     let (r, s) = RECIPROCALS[d as usize];
@@ -534,7 +544,7 @@ impl Words<'_> {
 /// Overflow (any input, not only valid streams): a state is a u32, so
 /// f·(x >> 12) + bias <= f·((x >> 12) + 1) − 1 <= 2^12·2^20 − 1 (bias < f <=
 /// 2^12), and a state is shifted left by 16 only when it is below 2^16 (I2).
-/// Positions: p + span <= limit <= 2^23 before each round, and a round
+/// Positions: p + span <= limit <= 2^40 (a block) before each round, and a round
 /// advances p by at most span; `at` <= data.len() − 8 before a round reads.
 #[inline(never)]
 #[allow(clippy::arithmetic_side_effects, clippy::too_many_arguments)]
@@ -680,8 +690,9 @@ pub(crate) fn decode_block_fixed(
 }
 
 /// Overflow: states as in [`decode_step`]. Positions: the loop keeps
-/// pos < bits <= 2^23 at the top of each symbol; a run has at most
-/// 7 + t <= 47 bits, so pos + run and pos + escape_len cannot overflow, and
+/// pos < bits <= 2^40 (2^23 in type 1, up to 2^40 in type 4) at the top
+/// of each symbol; a run has at most 7 + t <= 47 bits, so pos + run and
+/// pos + escape_len cannot overflow, and
 /// pos advances only after they are checked against `remaining`. The initial
 /// states took 4 bytes each, so `input.pos` >= 4 where that is subtracted.
 /// With `fast` off, every symbol takes the general loop (the reference the
@@ -701,6 +712,12 @@ fn decode_block_inner(
     let lanes = lanes_for(bits);
     let mut input = Words { data, pos: 0 };
     let mut states = [RANS_L; 4];
+    // The length first (docs/FORMAT.md 3.1: a stream shorter than the
+    // states is UnexpectedEnd, whatever its first bytes hold), then each
+    // state.
+    if data.len() < 4 * lanes {
+        return Err(CoderError::UnexpectedEnd { offset: data.len() });
+    }
     for s in states.iter_mut().take(lanes) {
         let lo = input.next()?;
         let hi = input.next()?;

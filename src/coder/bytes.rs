@@ -7,12 +7,12 @@
 //! filter are independent, so a nibble with c ones has probability
 //! p^c·(1 − p)^(4−c), and a byte is the product of its two nibbles). The
 //! two 12-bit tables make a 24-bit slot space in which a byte owns the
-//! rectangle of its nibbles' slot ranges, so one table of 4096 entries (16
+//! rectangle of its nibbles' slot ranges, so one table of 4096 entries (32
 //! KiB, in L1) decodes both nibbles; a byte table at 16-bit precision would
 //! lose 0.015% to rounding at density 0.13, and at 24 bits would not fit in
 //! cache. States are 64-bit with 32-bit renormalisation (the 24-bit
-//! precision needs the room), and up to 4 lanes interleave. `docs/FORMAT.md`, "Type 4",
-//! is the normative description.
+//! precision needs the room), and up to 8 lanes interleave.
+//! `docs/FORMAT.md`, "Type 4", is the normative description.
 
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -246,58 +246,82 @@ fn encode_lanes<const LANES: usize>(
 ) {
     let n = byte_len(bits) as usize;
     rev.clear();
-    rev.resize(n + 1, 0);
-    let mut emitted = 0usize;
+    // Emitted words go to a small buffer first (branch-free: every step
+    // writes one slot and keeps it only when it emits), flushed to `rev`
+    // after each word: memory in proportion to the output, not the block.
+    let mut buf = [0u32; EMIT_BUF];
+    let mut k = 0usize;
     let mut xs = [L; LANES];
-    let mut code = |lane: usize, byte: u8, xs: &mut [u64; LANES]| {
-        let s = &syms[usize::from(byte)];
-        let x = &mut xs[lane];
-        // I1 holds (L ≤ x < 2^63). Shrink x below F·2^39 < 2^63 so that
-        // the step's result q·2^24 + slot stays below 2^63 (branch-free:
-        // the word is written always and kept only when emitted).
-        let emit = *x >= s.emit_at;
-        rev[emitted] = *x as u32;
-        emitted += usize::from(emit);
-        let y = *x >> (u32::from(emit) << 5);
-        // y < 2^63, so 2y fits in 64 bits.
-        let q = (((u128::from(y << 1) * u128::from(s.rf)) >> 64) as u64) >> s.lf;
-        let r = y - q * s.f;
-        let a = (r * s.rl) >> s.sl;
-        let b = r - a * s.fl;
-        // q ≥ 2^31 / F > 2^7 whether or not a word was emitted, so the new
-        // state is ≥ 2^31.
-        *x = (q << SLOT_BITS) + s.base + (a << NIB_BITS) + b;
-    };
-    // The bytes past the last whole word first (the last one with its bits
-    // past the block cleared), then whole words, last byte first. LANES
-    // divides 8, so byte k of a word is on lane k mod LANES.
-    let full = n / 8 * 8;
+    // The bytes of the last, partial word first (the last byte with its
+    // bits past the block cleared), then the words wholly inside the
+    // block, last byte first. LANES divides 8, so byte k of a word is on
+    // lane k mod LANES.
+    let full = (bits / 64) as usize * 8;
     for j in (full..n).rev() {
         let mut byte = byte_of(words, j as u64);
         if mask_padding && j == n - 1 && bits % 8 != 0 {
             byte &= (1u8 << (bits % 8)) - 1;
         }
-        code(j % LANES, byte, &mut xs);
+        encode_step(&syms[usize::from(byte)], &mut xs[j % LANES], &mut buf, &mut k);
     }
     for &w in words[..full / 8].iter().rev() {
         // Written out so that every lane index is a constant and the
         // states stay in registers.
-        code(7 % LANES, (w >> 56) as u8, &mut xs);
-        code(6 % LANES, (w >> 48) as u8, &mut xs);
-        code(5 % LANES, (w >> 40) as u8, &mut xs);
-        code(4 % LANES, (w >> 32) as u8, &mut xs);
-        code(3 % LANES, (w >> 24) as u8, &mut xs);
-        code(2 % LANES, (w >> 16) as u8, &mut xs);
-        code(1 % LANES, (w >> 8) as u8, &mut xs);
-        code(0, w as u8, &mut xs);
+        let mut code = |lane: usize, shift: u32| {
+            let s = &syms[usize::from((w >> shift) as u8)];
+            encode_step(s, &mut xs[lane], &mut buf, &mut k);
+        };
+        code(7 % LANES, 56);
+        code(6 % LANES, 48);
+        code(5 % LANES, 40);
+        code(4 % LANES, 32);
+        code(3 % LANES, 24);
+        code(2 % LANES, 16);
+        code(1 % LANES, 8);
+        code(0, 0);
+        if k > EMIT_BUF - 8 {
+            rev.extend_from_slice(&buf[..k]);
+            k = 0;
+        }
     }
+    rev.extend_from_slice(&buf[..k]);
+    let emitted = rev.len();
     out.reserve(8 * LANES + emitted * 4);
     for x in &xs {
         out.extend_from_slice(&x.to_le_bytes());
     }
-    for w in rev[..emitted].iter().rev() {
+    for w in rev.iter().rev() {
         out.extend_from_slice(&w.to_le_bytes());
     }
+}
+
+/// Slots of the encoder's emit buffer (at most one word per byte, flushed
+/// after every 8 bytes).
+const EMIT_BUF: usize = 256;
+
+/// One encode step of a byte with symbol `s` on state `x` (I1: L ≤ x <
+/// 2^63 before and after), writing the word it may emit to `buf[*k]`.
+// Encoder: it codes the caller's own filter; *k stays below EMIT_BUF (the
+// caller flushes after every 8 steps while *k <= EMIT_BUF − 8), and the
+// state arithmetic is bounded as commented inline.
+#[inline(always)]
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+fn encode_step(s: &EncSym, x: &mut u64, buf: &mut [u32; EMIT_BUF], k: &mut usize) {
+    // Shrink x below F·2^39 < 2^63 so that the step's result q·2^24 + slot
+    // stays below 2^63 (branch-free: the word is written always and kept
+    // only when emitted).
+    let emit = *x >= s.emit_at;
+    buf[*k] = *x as u32;
+    *k += usize::from(emit);
+    let y = *x >> (u32::from(emit) << 5);
+    // y < 2^63, so 2y fits in 64 bits.
+    let q = (((u128::from(y << 1) * u128::from(s.rf)) >> 64) as u64) >> s.lf;
+    let r = y - q * s.f;
+    let a = (r * s.rl) >> s.sl;
+    let b = r - a * s.fl;
+    // q ≥ 2^31 / F > 2^7 whether or not a word was emitted, so the new
+    // state is ≥ 2^31.
+    *x = (q << SLOT_BITS) + s.base + (a << NIB_BITS) + b;
 }
 
 /// Reads the stream's u32 words.
@@ -363,7 +387,7 @@ pub(crate) fn decode_block(
     }
 }
 
-/// [`decode_block`] with `LANES` interleaved states (1, 2 or 8: a divisor
+/// [`decode_block`] with `LANES` interleaved states (1, 2, 4 or 8: a divisor
 /// of 8, so byte k of every word is on lane k mod LANES).
 ///
 /// Overflow: byte and word indices are below the block's ⌈bits/8⌉ ≤ 2^37
@@ -378,6 +402,11 @@ fn decode_lanes<const LANES: usize>(
 ) -> Result<u64, CoderError> {
     const { assert!(LANES == 1 || LANES == 2 || LANES == 4 || LANES == 8) };
     let mut input = Input { data, pos: 0 };
+    // The length first (docs/FORMAT.md: a stream shorter than the states is
+    // UnexpectedEnd, whatever its first bytes hold), then each state.
+    if data.len() < 8 * LANES {
+        return Err(CoderError::UnexpectedEnd { offset: data.len() });
+    }
     let mut xs = [0u64; LANES];
     for x in xs.iter_mut() {
         let b = data
@@ -554,6 +583,25 @@ mod tests {
     }
 
     #[test]
+    fn the_encoder_ignores_bits_past_the_block_in_its_last_word() {
+        // 60 bits: the last byte (bits 56..59, then 60..63 past the end)
+        // lies in a word the encoder reads whole. Bits 61 and 63 set past
+        // the end must not be coded.
+        for bits in [57u64, 60, 63, 121] {
+            let w: Vec<u64> = vec![0x0f0f_0f0f_0f0f_0f0f | 1 << 63; bits.div_ceil(64) as usize];
+            let mut clean = w.clone();
+            let last = clean.len() - 1;
+            clean[last] &= (1u64 << (bits % 64)) - 1;
+            let ones: u64 = clean.iter().map(|x| u64::from(x.count_ones())).sum();
+            let mut out = Vec::new();
+            encode_block(&w, bits, ones, &mut out, &mut Vec::new());
+            let mut back = vec![0u64; w.len()];
+            decode_block(&out, bits, ones, &mut back).unwrap();
+            assert_eq!(back, clean, "{bits}");
+        }
+    }
+
+    #[test]
     fn bits_past_the_end_and_bad_states_are_refused() {
         // A 12-bit block with two ones whose stream (padding not cleared)
         // carries bit 13 in its last byte, past the block.
@@ -587,7 +635,7 @@ mod tests {
         ));
         assert!(matches!(
             decode_block(&out[..5], 12, ones, &mut back),
-            Err(CoderError::UnexpectedEnd { offset: 0 })
+            Err(CoderError::UnexpectedEnd { offset: 5 })
         ));
     }
 }

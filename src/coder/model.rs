@@ -53,9 +53,11 @@ pub(crate) struct Model {
 impl Model {
     /// The model after `bits` bits of which `ones` were ones.
     ///
-    /// Overflow: the coder calls this with `bits` <= [`BLOCK_BITS`](super::BLOCK_BITS)
-    /// = 2^23 (a position in a block) and `ones` <= `bits`, whatever the input
-    /// bytes are. Then 2c + 1 <= 2^24 and the Q32 numerator fits in u128;
+    /// Overflow: the coder calls this with `bits` <= 2^40 (a position in a
+    /// type-1 block of at most [`BLOCK_BITS`](super::BLOCK_BITS) = 2^23
+    /// bits, or a type-4 block's size) and `ones` <= `bits`, whatever the
+    /// input bytes are. Then 2c + 1 <= 2^41 and the Q32 numerator fits in
+    /// u128;
     /// p < 2^32, and p·2^(t+1) <= 2^29 while t grows; g < 2^32, so every
     /// product of two Q32 values fits in u64; weights and `rem` only shrink.
     /// Overflow checks stay on in tests and fuzz builds, which would turn any

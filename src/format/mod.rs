@@ -88,7 +88,8 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 }
 
 /// Encodes `filter` static-coded (type 4, docs/FORMAT.md "Type 4") if
-/// that is smaller than raw, raw otherwise. The frame is version 3. Type 4
+/// that is smaller than raw, raw otherwise: a version-3 frame of type 4,
+/// or the version-1 raw frame of [`encode_as`] with [`FilterType::Raw`]. Type 4
 /// sends each block's count of ones, so the decoder builds its tables once
 /// per block and codes dense blocks a byte per step: it decodes faster than
 /// [`encode`]'s type 1 at every density (docs/BENCHMARKS.md), at about the

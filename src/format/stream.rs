@@ -8,6 +8,11 @@
 //! block (the block table): one block's coded stream, the coder's tables
 //! (the encoder's per-block scratch is the larger), the header and an I/O
 //! buffer. `tests/alloc_stream.rs` checks both with a counting allocator.
+//! A static-coded frame (type 4) is read the same way, but its blocks are
+//! as large as its encoder chose (up to 2^40 bits): the decoder holds its
+//! block table (at most one entry per two payload bytes) and one block's
+//! stream, which is at most the payload, so at most the frame the limits
+//! allow.
 //!
 //! The encoder makes two passes over the filter when it codes it: the
 //! first measures each block's coded length (the header declares the
@@ -234,11 +239,12 @@ impl<R: Read> CrcReader<R> {
     }
 }
 
-/// Reads a static-coded payload (type 4) into `words`: the block table
-/// (one entry at a time, each checked as it arrives), then each block's
-/// stream into one buffer, decoded before the next is read. Memory: the
-/// table (at most one entry per two payload bytes) and one stream, at most
-/// a raw block plus 64 KiB and never more than the payload.
+/// Reads a static-coded payload (type 4) into `words`: first the whole
+/// block table, every entry and every stream length checked as the
+/// in-memory decoder checks them (docs/FORMAT.md, "Type 4"), never reading
+/// past the payload; then each block's stream into one buffer, decoded
+/// before the next is read. Memory: the table (at most one entry per two
+/// payload bytes) and one block's stream (at most the payload).
 fn read_static<R: Read>(
     src: &mut CrcReader<R>,
     h: &header::FrameHeader,
@@ -258,41 +264,58 @@ fn read_static<R: Read>(
     };
     let start = src.read;
     let rel = |src: &CrcReader<R>| src.read.saturating_sub(start);
-    let mut b = [0u8; 1];
-    src.take(&mut b)?;
-    let log = b[0];
+    let past = "the block table runs past the payload";
+    // One table byte, or BlockTable if the payload has none left.
+    let byte = |src: &mut CrcReader<R>| -> Result<u8, StreamError> {
+        if rel(src) >= h.payload_len {
+            return Err(fail(rel(src), past));
+        }
+        let mut b = [0u8; 1];
+        src.take(&mut b)?;
+        Ok(b[0])
+    };
+    // A table varint, read a byte at a time within the payload.
+    let varint = |src: &mut CrcReader<R>| -> Result<u64, StreamError> {
+        let at = rel(src);
+        let mut bytes = [0u8; 10];
+        for slot in bytes.iter_mut() {
+            let b = byte(src)?;
+            *slot = b;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let used = rel(src).saturating_sub(at) as usize;
+        varint::get(bytes.get(..used).unwrap_or_default())
+            .map(|(v, _)| v)
+            .map_err(|reason| fail(at, reason))
+    };
+    let log = byte(src)?;
     if !block_log_valid(log) {
         return Err(fail(0, "block_log is outside 16..=40"));
     }
     let nb = blocks_of(m, log);
     // Every entry takes at least two bytes.
     if nb > h.payload_len / 2 {
-        return Err(fail(1, "the block table runs past the payload"));
+        return Err(fail(1, past));
     }
     let mut entries = Vec::with_capacity(nb as usize);
     for i in 0..nb {
-        if rel(src) >= h.payload_len {
-            return Err(fail(rel(src), "the block table runs past the payload"));
-        }
         let mode_at = rel(src);
-        src.take(&mut b)?;
-        let ones = src.varint("block ones")?;
-        let entry = Entry::new(b[0], ones, block_bits(m, log, i)).map_err(|r| fail(mode_at, r))?;
+        let mode = byte(src)?;
+        let ones = varint(src)?;
+        let entry = Entry::new(mode, ones, block_bits(m, log, i)).map_err(|r| fail(mode_at, r))?;
         let len = if i.saturating_add(1) < nb {
-            Some(src.varint("block length")?)
+            Some(varint(src)?)
         } else {
             None
         };
         entries.push((entry, len, rel(src)));
     }
-    let table = rel(src);
-    if table > h.payload_len {
-        return Err(fail(table, "the block table runs past the payload"));
-    }
-    let mut left = h.payload_len.saturating_sub(table);
-    let mut stream = Vec::new();
-    let mut w0 = 0usize;
-    for (i, (entry, len, len_at)) in (0u64..).zip(entries) {
+    // Every stream length and every constant block, before any stream.
+    let mut left = h.payload_len.saturating_sub(rel(src));
+    let mut placed = Vec::with_capacity(entries.len());
+    for (entry, len, len_at) in entries {
         let len = match len {
             Some(l) if l <= left => l,
             Some(_) => return Err(fail(len_at, "block lengths exceed the payload")),
@@ -300,15 +323,18 @@ fn read_static<R: Read>(
         };
         left = left.saturating_sub(len);
         if entry.is_constant() && len != 0 {
-            return Err(fail(len_at, "a constant block has an empty stream"));
+            return Err(fail(len_at, "a constant block must have an empty stream"));
         }
-        let bits = block_bits(m, log, i);
-        if len > (bits / 8).saturating_add(64 * 1024) {
-            return Err(fail(len_at, "a block stream is longer than any coded block"));
-        }
+        placed.push((entry, len));
+    }
+    let mut stream = Vec::new();
+    let mut w0 = 0usize;
+    for (i, (entry, len)) in (0u64..).zip(placed) {
+        let offset = rel(src) as usize;
+        // len is within the payload: the buffer is at most the payload.
         stream.resize(len as usize, 0);
         src.take(&mut stream)?;
-        let offset = (h.payload_len.saturating_sub(left).saturating_sub(len)) as usize;
+        let bits = block_bits(m, log, i);
         let end = w0.saturating_add(bits.div_ceil(64) as usize);
         let block = words.get_mut(w0..end).unwrap_or_default();
         decode_block(i, &entry.at(offset, offset.saturating_add(len as usize)), block, &stream)
