@@ -154,10 +154,13 @@ struct EncSym {
     /// (see [`reciprocal`] with n = 63: s = 63 + lf).
     rf: u64,
     lf: u32,
-    /// f_l and its reciprocal, valid for numerators below 2^24.
-    fl: u64,
+    /// The reciprocal of f_l, valid for numerators below 2^24.
     rl: u64,
     sl: u32,
+    /// 2^12 − f_l: the slot of rank r is base + r + ⌊r / f_l⌋·(2^12 − f_l)
+    /// (the rank's high part ⌊r / f_l⌋ moves whole rows of 2^12 slots, its
+    /// low part r mod f_l = r − ⌊r / f_l⌋·f_l stays in the row).
+    gap: u64,
     /// start_h·2^12 + start_l.
     base: u64,
 }
@@ -215,9 +218,9 @@ fn encode_inner(
             emit_at: f << (63 - SLOT_BITS),
             rf,
             lf: sf - 63,
-            fl,
             rl,
             sl,
+            gap: u64::from(NIB_SCALE) - fl,
             base,
         };
     }
@@ -318,10 +321,9 @@ fn encode_step(s: &EncSym, x: &mut u64, buf: &mut [u32; EMIT_BUF], k: &mut usize
     let q = (((u128::from(y << 1) * u128::from(s.rf)) >> 64) as u64) >> s.lf;
     let r = y - q * s.f;
     let a = (r * s.rl) >> s.sl;
-    let b = r - a * s.fl;
     // q ≥ 2^31 / F > 2^7 whether or not a word was emitted, so the new
-    // state is ≥ 2^31.
-    *x = (q << SLOT_BITS) + s.base + (a << NIB_BITS) + b;
+    // state is ≥ 2^31; the slot, base + r + a·(2^12 − f_l), is below 2^24.
+    *x = (q << SLOT_BITS) + s.base + r + a * s.gap;
 }
 
 /// Reads the stream's u32 words.

@@ -115,15 +115,19 @@ fn coded_bits_estimate(bits: u64, minority: u64) -> u64 {
 
 /// The ones of each 2^23-bit sub-block of the first m bits of `words`
 /// (bits past m ignored).
-fn sub_block_ones(words: &[u64], m: u64) -> Vec<u64> {
+fn sub_block_ones(words: &[u64], m: u64, threads: usize) -> Vec<u64> {
     let sub = 1u64 << DEFAULT_BLOCK_LOG;
-    (0..block_count(m, DEFAULT_BLOCK_LOG))
-        .map(|b| {
-            let from = b.saturating_mul(sub);
-            let to = from.saturating_add(sub).min(m);
-            ones_in(words, from, to)
-        })
-        .collect()
+    let blocks: Vec<u64> = (0..block_count(m, DEFAULT_BLOCK_LOG)).collect();
+    // Counted on the encoder's threads: it is a pass over the whole array.
+    super::map_threaded(&blocks, threads, |run| {
+        run.iter()
+            .map(|&b| {
+                let from = b.saturating_mul(sub);
+                let to = from.saturating_add(sub).min(m);
+                ones_in(words, from, to)
+            })
+            .collect()
+    })
 }
 
 /// Ones in bits [from, to) of `words`.
@@ -183,7 +187,7 @@ pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, cho
         "encode: {} words cannot hold {m} bits",
         words.len()
     );
-    let sub = sub_block_ones(words, m);
+    let sub = sub_block_ones(words, m, threads);
     let log = choice
         .block_log
         .map_or_else(|| pick_block_log(m, &sub), |l| l.clamp(MIN_BLOCK_LOG, MAX_BLOCK_LOG));
