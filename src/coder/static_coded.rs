@@ -179,9 +179,40 @@ pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
 ///
 /// # Panics
 /// As [`encode`].
+pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, choice: Choice) {
+    let parts = encode_parts(words, m, threads, choice);
+    out.reserve(parts.len());
+    parts.append_to(out);
+}
+
+/// A payload in pieces: block_log and the table, then each block's stream,
+/// so that a frame can take them without an intermediate payload copy.
+pub(crate) struct Parts {
+    table: Vec<u8>,
+    streams: Vec<Vec<u8>>,
+}
+
+impl Parts {
+    /// Bytes of the payload.
+    pub(crate) fn len(&self) -> usize {
+        self.streams
+            .iter()
+            .fold(self.table.len(), |n, s| n.saturating_add(s.len()))
+    }
+
+    /// Appends the payload to `out`.
+    pub(crate) fn append_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.table);
+        for s in &self.streams {
+            out.extend_from_slice(s);
+        }
+    }
+}
+
+/// [`encode_with`], as pieces.
 // Encoder: it codes the caller's own filter, never received bytes.
 #[allow(clippy::arithmetic_side_effects)]
-pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, choice: Choice) {
+pub(crate) fn encode_parts(words: &[u64], m: u64, threads: usize, choice: Choice) -> Parts {
     assert!(
         words.len() as u64 >= m.div_ceil(64),
         "encode: {} words cannot hold {m} bits",
@@ -231,20 +262,18 @@ pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, cho
             })
             .collect()
     });
-    out.push(log);
+    let mut table = vec![log];
     for (i, (&(_, _, ones, mode), s)) in blocks.iter().zip(&streams).enumerate() {
-        out.push(match mode {
+        table.push(match mode {
             Mode::Runs => 0,
             Mode::Bytes => 1,
         });
-        varint::put(out, ones);
+        varint::put(&mut table, ones);
         if i + 1 < blocks.len() {
-            varint::put(out, s.len() as u64);
+            varint::put(&mut table, s.len() as u64);
         }
     }
-    for s in &streams {
-        out.extend_from_slice(s);
-    }
+    Parts { table, streams }
 }
 
 /// One block of a payload, as its table entry declares it.

@@ -170,29 +170,30 @@ fn encode_bits_with(
     choice: coder::static_coded::Choice,
 ) -> Vec<u8> {
     let p = filter.params();
-    let mut payload = Vec::new();
-    let coding = if coding == FilterType::StaticCoded {
-        let blocks = coder::block_count(p.m);
-        let threads = coder::threads_for(blocks);
-        coder::static_coded::encode_with(filter.as_words(), p.m, &mut payload, threads, choice);
-        coding
-    } else {
-        coder::encode(filter.as_words(), p.m, &mut payload);
-        FilterType::Coded
-    };
-    let coded = (payload.len() as u64) < p.byte_len()
-        && (coding != FilterType::StaticCoded
-            || payload.len() as u64 >= header::STATIC_MIN_PAYLOAD);
-    let fields = HeaderFields {
-        filter_type: if coded { coding } else { FilterType::Raw },
+    let fields = |filter_type| HeaderFields {
+        filter_type,
         kind,
         identity,
         squid_cblock,
     };
-    if coded {
-        frame_bytes(p, filter.len(), &fields, &payload)
+    if coding == FilterType::StaticCoded {
+        // The blocks' streams go straight into the frame (no payload copy
+        // in between: 9.9 MB on the 17.5 MB filter).
+        let threads = coder::threads_for(coder::block_count(p.m));
+        let parts = coder::static_coded::encode_parts(filter.as_words(), p.m, threads, choice);
+        let len = parts.len();
+        if (len as u64) < p.byte_len() && len as u64 >= header::STATIC_MIN_PAYLOAD {
+            let f = fields(FilterType::StaticCoded);
+            return frame_with(p, filter.len(), &f, len, 0, |out| parts.append_to(out));
+        }
+        return raw_frame(filter, &fields(FilterType::Raw));
+    }
+    let mut payload = Vec::new();
+    coder::encode(filter.as_words(), p.m, &mut payload);
+    if (payload.len() as u64) < p.byte_len() {
+        frame_bytes(p, filter.len(), &fields(FilterType::Coded), &payload)
     } else {
-        raw_frame(filter, &fields)
+        raw_frame(filter, &fields(FilterType::Raw))
     }
 }
 
