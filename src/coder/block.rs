@@ -474,16 +474,25 @@ static RECIPROCALS: [(u64, u32); PROB_SCALE as usize + 1] = {
     let mut t = [(0u64, 0u32); PROB_SCALE as usize + 1];
     let mut d = 1u64;
     while d <= PROB_SCALE as u64 {
-        let mut l = 0u32;
-        while (1u64 << l) < d {
-            l += 1;
-        }
-        let r = ((1u128 << (32 + l)).div_ceil(d as u128)) as u64;
-        t[d as usize] = (r, 32 + l);
+        t[d as usize] = reciprocal(d, 32);
         d += 1;
     }
     t
 };
+
+/// (r, s) with ⌊x·r / 2^s⌋ = ⌊x / d⌋ for every x < 2^n (Granlund and
+/// Montgomery: l = ⌈log2 d⌉, s = n + l, r = ⌈2^s / d⌉; r·d − 2^s < d ≤ 2^l,
+/// so the error x·(r·d − 2^s)/(d·2^s) stays below 1/d and the floor is
+/// exact). r < 2^64 when n + l ≤ 64 + ⌊log2 d⌋, as for n = 32 and d ≤ 2^12
+/// here and n = 63, d < 2^24 in the byte coder. d = 0 is taken as 1.
+// Encoders only (their own filter): the shifts are below 128.
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) const fn reciprocal(d: u64, n: u32) -> (u64, u32) {
+    let d = if d == 0 { 1 } else { d };
+    let l = 64 - (d - 1).leading_zeros();
+    let s = n + l;
+    ((1u128 << s).div_ceil(d as u128) as u64, s)
+}
 
 /// Reads 16-bit words from a block stream, reporting where it ran out.
 struct Words<'a> {

@@ -16,6 +16,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
+use super::block::reciprocal;
 use super::CoderError;
 
 /// Lower bound of a state (I1: L ≤ x < L·2^32).
@@ -151,7 +152,7 @@ struct EncSym {
     /// A state at or above F·2^39 emits a word first (I1 after the step).
     emit_at: u64,
     /// Reciprocal of F: ⌊x / F⌋ = ⌊⌊2x·r / 2^64⌋ / 2^lf⌋ for every x < 2^63
-    /// (see [`reciprocal`] with n = 63: s = 63 + lf).
+    /// (see `block::reciprocal` with n = 63: s = 63 + lf).
     rf: u64,
     lf: u32,
     /// The reciprocal of f_l, valid for numerators below 2^24.
@@ -163,18 +164,6 @@ struct EncSym {
     gap: u64,
     /// start_h·2^12 + start_l.
     base: u64,
-}
-
-/// (r, s) with ⌊x·r / 2^s⌋ = ⌊x / d⌋ for every x < 2^n (Granlund and
-/// Montgomery: l = ⌈log2 d⌉, s = n + l, r = ⌈2^s / d⌉; r·d − 2^s < d ≤ 2^l,
-/// so the error x·(r·d − 2^s)/(d·2^s) stays below 1/d and the floor is
-/// exact). For n = 63 and d < 2^24, r < 2^64.
-// Encoder: it codes the caller's own filter; d ≥ 1 and the shifts are below 128.
-#[allow(clippy::arithmetic_side_effects)]
-fn reciprocal(d: u64, n: u32) -> (u64, u32) {
-    let l = 64 - (d.max(1) - 1).leading_zeros();
-    let s = n + l;
-    (((1u128 << s).div_ceil(u128::from(d.max(1)))) as u64, s)
 }
 
 /// Encodes bits [0, bits) of `words` (0 < ones < bits, `ones` being their
@@ -235,9 +224,8 @@ fn encode_inner(
 /// The backward pass of [`encode_inner`] with `LANES` states (a divisor of
 /// 8, so byte k of every word is on lane k mod LANES).
 // Encoder: it codes the caller's own filter, never received bytes. Indices
-// are below the block's byte count (`rev` holds one slot per byte, and each
-// byte emits at most one word) and the lane count; the state arithmetic is
-// bounded as commented inline (docs/FORMAT.md, "Type 4").
+// are below the block's byte count and the lane count; the state arithmetic
+// is bounded in `encode_step` (docs/FORMAT.md, "Type 4").
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 fn encode_lanes<const LANES: usize>(
     words: &[u64],

@@ -43,6 +43,25 @@ pub enum Mode {
     Bytes,
 }
 
+impl Mode {
+    /// The table entry's mode byte.
+    const fn id(self) -> u8 {
+        match self {
+            Mode::Runs => 0,
+            Mode::Bytes => 1,
+        }
+    }
+
+    /// The mode of a table entry's mode byte, if it has one.
+    const fn from_id(id: u8) -> Option<Mode> {
+        match id {
+            0 => Some(Mode::Runs),
+            1 => Some(Mode::Bytes),
+            _ => None,
+        }
+    }
+}
+
 /// The encoder's choices: the block size and which mode each block takes.
 /// [`Choice::default`] is what [`encode`] does; the others exist so that
 /// tests and fuzzers can reach every path of the decoder.
@@ -124,15 +143,10 @@ fn sub_block_ones(words: &[u64], m: u64, threads: usize) -> Vec<u64> {
             .map(|&b| {
                 let from = b.saturating_mul(sub);
                 let to = from.saturating_add(sub).min(m);
-                ones_in(words, from, to)
+                block::count_ones_range(words, from, to)
             })
             .collect()
     })
-}
-
-/// Ones in bits [from, to) of `words`.
-fn ones_in(words: &[u64], from: u64, to: u64) -> u64 {
-    block::count_ones_range(words, from, to)
 }
 
 /// The `block_log` [`encode`] picks: 23, or the smallest larger value
@@ -170,8 +184,13 @@ fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
 /// If `words` holds fewer than ⌈m/64⌉ words (a caller bug: every
 /// [`BloomFilter`](crate::BloomFilter) holds exactly that many).
 pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
-    let threads = threads_for(block_count(m, DEFAULT_BLOCK_LOG));
-    encode_with(words, m, out, threads, Choice::default());
+    encode_with(words, m, out, encode_threads(m), Choice::default());
+}
+
+/// Threads [`encode`] uses for an m-bit array: one per 2^23-bit
+/// sub-block, at most the machine's cores.
+pub(crate) fn encode_threads(m: u64) -> usize {
+    threads_for(block_count(m, DEFAULT_BLOCK_LOG))
 }
 
 /// [`encode`] with an explicit thread count and choices. A `block_log`
@@ -234,7 +253,7 @@ pub(crate) fn encode_parts(words: &[u64], m: u64, threads: usize, choice: Choice
                 let first = (b * per) as usize;
                 sub.iter().skip(first).take(per as usize).sum()
             } else {
-                ones_in(words, from, from + bits)
+                block::count_ones_range(words, from, from + bits)
             };
             let mode = if ones == 0 || ones == bits {
                 Mode::Runs
@@ -264,10 +283,7 @@ pub(crate) fn encode_parts(words: &[u64], m: u64, threads: usize, choice: Choice
     });
     let mut table = vec![log];
     for (i, (&(_, _, ones, mode), s)) in blocks.iter().zip(&streams).enumerate() {
-        table.push(match mode {
-            Mode::Runs => 0,
-            Mode::Bytes => 1,
-        });
+        table.push(mode.id());
         varint::put(&mut table, ones);
         if i + 1 < blocks.len() {
             varint::put(&mut table, s.len() as u64);
@@ -288,115 +304,143 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// Checks a table entry of a block of `bits` bits: its mode byte and
-    /// count (docs/FORMAT.md, "Type 4"); the stream range is set later.
-    pub(crate) fn new(mode: u8, ones: u64, bits: u64) -> Result<Entry, &'static str> {
-        let mode = match mode {
-            0 => Mode::Runs,
-            1 => Mode::Bytes,
-            _ => return Err("block mode is neither 0 (runs) nor 1 (bytes)"),
-        };
-        if ones > bits {
-            return Err("a block declares more ones than it has bits");
+    /// Bytes of the block's stream.
+    #[cfg(feature = "std")]
+    pub(crate) fn stream_len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// Words of the block's bits.
+    pub(crate) fn words(&self) -> usize {
+        self.bits.div_ceil(64) as usize
+    }
+
+    /// All 0s or all 1s: no stream.
+    fn is_constant(&self) -> bool {
+        self.ones == 0 || self.ones == self.bits
+    }
+}
+
+/// Reads a payload's bytes for [`parse_table`], a byte at a time, never
+/// past the payload's `len` bytes.
+struct TableBytes<F> {
+    next: F,
+    at: usize,
+    len: usize,
+}
+
+/// A block-table error at payload byte `offset`.
+fn table_error(offset: usize, reason: &'static str) -> CoderError {
+    CoderError::BlockTable { offset, reason }
+}
+
+const PAST: &str = "the block table runs past the payload";
+
+impl<F: FnMut() -> Option<u8>> TableBytes<F> {
+    fn byte(&mut self) -> Result<u8, CoderError> {
+        if self.at >= self.len {
+            return Err(table_error(self.at, PAST));
         }
-        let e = Entry {
+        let b = (self.next)().ok_or(table_error(self.at, PAST))?;
+        self.at = self.at.saturating_add(1);
+        Ok(b)
+    }
+
+    /// A varint (at most 10 bytes; shortest form, as every payload varint).
+    fn varint(&mut self) -> Result<u64, CoderError> {
+        let at = self.at;
+        let mut bytes = [0u8; 10];
+        let mut n = 0usize;
+        for slot in bytes.iter_mut() {
+            let b = self.byte()?;
+            *slot = b;
+            n = n.saturating_add(1);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        varint::get(bytes.get(..n).unwrap_or_default())
+            .map(|(v, _)| v)
+            .map_err(|reason| table_error(at, reason))
+    }
+}
+
+/// Reads and checks a payload's block table (docs/FORMAT.md, "Type 4")
+/// from `next`, which yields the payload's bytes in order (None: no more,
+/// or the caller's reader failed): every entry, then every stream range
+/// against the payload's `len` bytes and every constant block's empty
+/// stream, before any stream is decoded. The in-memory decoder and the
+/// streamed reader (`format::stream`) share it. Memory: one entry per
+/// block, and a block's entry takes at least two payload bytes, so the
+/// table is bounded by the payload.
+pub(crate) fn parse_table(
+    m: u64,
+    len: usize,
+    next: impl FnMut() -> Option<u8>,
+) -> Result<Vec<Entry>, CoderError> {
+    let mut src = TableBytes { next, at: 0, len };
+    let log = src.byte()?;
+    if !(MIN_BLOCK_LOG..=MAX_BLOCK_LOG).contains(&log) {
+        return Err(table_error(0, "block_log is outside 16..=40"));
+    }
+    let size = 1u64 << log;
+    let nb = block_count(m, log);
+    if nb > (len / 2) as u64 {
+        return Err(table_error(1, PAST));
+    }
+    let mut entries = Vec::with_capacity(nb as usize);
+    let mut lens = Vec::with_capacity(nb as usize);
+    for b in 0..nb {
+        let mode_at = src.at;
+        let mode = Mode::from_id(src.byte()?)
+            .ok_or(table_error(mode_at, "block mode is neither 0 (runs) nor 1 (bytes)"))?;
+        let ones = src.varint()?;
+        let bits = m.saturating_sub(b.saturating_mul(size)).min(size);
+        if ones > bits {
+            return Err(table_error(mode_at, "a block declares more ones than it has bits"));
+        }
+        let entry = Entry {
             mode,
             ones,
             bits,
             start: 0,
             end: 0,
         };
-        if e.is_constant() && mode != Mode::Runs {
-            return Err("a constant block must have mode 0");
+        if entry.is_constant() && mode != Mode::Runs {
+            return Err(table_error(mode_at, "a constant block must have mode 0"));
         }
-        Ok(e)
-    }
-
-    /// All 0s or all 1s: no stream.
-    pub(crate) fn is_constant(&self) -> bool {
-        self.ones == 0 || self.ones == self.bits
-    }
-
-    /// Places the block's stream at bytes [start, end) of the payload.
-    pub(crate) fn at(self, start: usize, end: usize) -> Entry {
-        Entry { start, end, ..self }
-    }
-}
-
-/// Whether a payload may declare `log` (docs/FORMAT.md, "Type 4").
-pub(crate) fn block_log_valid(log: u8) -> bool {
-    (MIN_BLOCK_LOG..=MAX_BLOCK_LOG).contains(&log)
-}
-
-/// Bit count of block `b` of an m-bit array in blocks of 2^log bits.
-pub(crate) fn block_bits(m: u64, log: u8, b: u64) -> u64 {
-    let size = 1u64 << log.min(63);
-    m.saturating_sub(b.saturating_mul(size)).min(size)
-}
-
-/// Number of blocks of 2^log bits in an m-bit array.
-#[cfg(feature = "std")]
-pub(crate) fn blocks_of(m: u64, log: u8) -> u64 {
-    block_count(m, log)
-}
-
-/// Reads and checks a payload's block table (docs/FORMAT.md, "Type 4"):
-/// every entry, and every stream range against the payload, before any
-/// stream is decoded. Memory: one entry per block, and a block's entry
-/// takes at least two payload bytes, so the table is bounded by the input.
-fn read_table(payload: &[u8], m: u64) -> Result<(u8, Vec<Entry>), CoderError> {
-    let table = |offset: usize, reason: &'static str| CoderError::BlockTable { offset, reason };
-    let Some(&log) = payload.first() else {
-        return Err(table(0, "the payload has no block_log"));
-    };
-    if !block_log_valid(log) {
-        return Err(table(0, "block_log is outside 16..=40"));
-    }
-    let nb = block_count(m, log);
-    let mut at = 1usize;
-    let cap = usize::try_from(nb)
-        .unwrap_or(usize::MAX)
-        .min((payload.len() / 2).saturating_add(1));
-    let mut entries = Vec::with_capacity(cap);
-    let mut lens = Vec::with_capacity(cap);
-    for b in 0..nb {
-        let Some(&mode) = payload.get(at) else {
-            return Err(table(at, "the block table runs past the payload"));
-        };
-        let mode_at = at;
-        at = at.saturating_add(1);
-        let rest = payload.get(at..).unwrap_or_default();
-        let (ones, used) = varint::get(rest).map_err(|reason| table(at, reason))?;
-        let entry = Entry::new(mode, ones, block_bits(m, log, b)).map_err(|r| table(mode_at, r))?;
-        at = at.saturating_add(used);
-        let len = if b.saturating_add(1) < nb {
-            let rest = payload.get(at..).unwrap_or_default();
-            let (len, used) = varint::get(rest).map_err(|reason| table(at, reason))?;
-            at = at.saturating_add(used);
-            Some(len)
+        let stream_len = if b.saturating_add(1) < nb {
+            Some(src.varint()?)
         } else {
             None
         };
         entries.push(entry);
-        lens.push((len, at));
+        lens.push((stream_len, src.at));
     }
-    let mut pos = at;
-    for (e, &(len, len_at)) in entries.iter_mut().zip(&lens) {
-        let end = match len {
-            Some(len) => usize::try_from(len)
+    let mut pos = src.at;
+    for (e, &(stream_len, len_at)) in entries.iter_mut().zip(&lens) {
+        let end = match stream_len {
+            Some(l) => usize::try_from(l)
                 .ok()
                 .and_then(|l| pos.checked_add(l))
-                .filter(|&end| end <= payload.len())
-                .ok_or(table(len_at, "block lengths exceed the payload"))?,
-            None => payload.len(),
+                .filter(|&end| end <= len)
+                .ok_or(table_error(len_at, "block lengths exceed the payload"))?,
+            None => len,
         };
         if e.is_constant() && end != pos {
-            return Err(table(len_at, "a constant block must have an empty stream"));
+            return Err(table_error(len_at, "a constant block must have an empty stream"));
         }
-        *e = e.at(pos, end);
+        e.start = pos;
+        e.end = end;
         pos = end;
     }
-    Ok((log, entries))
+    Ok(entries)
+}
+
+/// [`parse_table`] of a payload in memory.
+fn read_table(payload: &[u8], m: u64) -> Result<Vec<Entry>, CoderError> {
+    let mut bytes = payload.iter().copied();
+    parse_table(m, payload.len(), || bytes.next())
 }
 
 /// Decodes a type-4 payload into `words` (which must hold exactly ⌈m/64⌉
@@ -447,19 +491,18 @@ fn decode_work(
     threads: usize,
 ) -> Result<u64, CoderError> {
     super::check_output(m, words)?;
-    let (log, entries) = read_table(payload, m)?;
+    let entries = read_table(payload, m)?;
     // Blocks are 2^log ≥ 2^16 bits, whole words: split the output into
     // per-block slices (they add up to ⌈m/64⌉ words, checked above).
     let mut jobs: Vec<(u64, Entry, &mut [u64], &[u8])> = Vec::with_capacity(entries.len());
     let mut rest = words;
     for (b, e) in (0u64..).zip(entries) {
-        let wn = e.bits.div_ceil(64) as usize;
+        let wn = e.words();
         let (head, tail) = rest.split_at_mut_checked(wn).unwrap_or_default();
         rest = tail;
         let stream = payload.get(e.start..e.end).unwrap_or_default();
         jobs.push((b, e, head, stream));
     }
-    let _ = log;
     let run = |job: &mut (u64, Entry, &mut [u64], &[u8])| decode_block(job.0, &job.1, job.2, job.3);
     #[cfg(feature = "std")]
     if threads > 1 && jobs.len() >= 2 {
@@ -612,7 +655,7 @@ mod tests {
         p[1] = 2;
         assert!(matches!(err(&p), CoderError::BlockTable { offset: 1, .. }));
         // Block 1 is constant (all 0): mode 1 there is refused.
-        let (_, entries) = read_table(&good, m).unwrap();
+        let entries = read_table(&good, m).unwrap();
         assert_eq!(entries[1].ones, 0);
         let mode_at = {
             let mut at = 1;

@@ -179,7 +179,7 @@ fn encode_bits_with(
     if coding == FilterType::StaticCoded {
         // The blocks' streams go straight into the frame (no payload copy
         // in between: 9.9 MB on the 17.5 MB filter).
-        let threads = coder::threads_for(coder::block_count(p.m));
+        let threads = coder::static_coded::encode_threads(p.m);
         let parts = coder::static_coded::encode_parts(filter.as_words(), p.m, threads, choice);
         let len = parts.len();
         if (len as u64) < p.byte_len() && len as u64 >= header::STATIC_MIN_PAYLOAD {

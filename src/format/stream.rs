@@ -240,9 +240,9 @@ impl<R: Read> CrcReader<R> {
 }
 
 /// Reads a static-coded payload (type 4) into `words`: first the whole
-/// block table, every entry and every stream length checked as the
-/// in-memory decoder checks them (docs/FORMAT.md, "Type 4"), never reading
-/// past the payload; then each block's stream into one buffer, decoded
+/// block table, checked as the in-memory decoder checks it (one parser,
+/// `coder::static_coded::parse_table`, reading a byte at a time and never
+/// past the payload); then each block's stream into one buffer, decoded
 /// before the next is read. Memory: the table (at most one entry per two
 /// payload bytes) and one block's stream (at most the payload).
 fn read_static<R: Read>(
@@ -250,98 +250,38 @@ fn read_static<R: Read>(
     h: &header::FrameHeader,
     words: &mut [u64],
 ) -> Result<(), StreamError> {
-    use coder::static_coded::{block_bits, block_log_valid, blocks_of, decode_block, Entry};
-    let m = h.params.m;
-    let fail = |offset: u64, reason: &'static str| -> StreamError {
-        DecodeError::Payload {
-            offset: h.header_len,
-            source: coder::CoderError::BlockTable {
-                offset: offset as usize,
-                reason,
-            },
-        }
-        .into()
+    use coder::static_coded::{decode_block, parse_table};
+    let payload = |source| DecodeError::Payload {
+        offset: h.header_len,
+        source,
     };
-    let start = src.read;
-    let rel = |src: &CrcReader<R>| src.read.saturating_sub(start);
-    let past = "the block table runs past the payload";
-    // One table byte, or BlockTable if the payload has none left.
-    let byte = |src: &mut CrcReader<R>| -> Result<u8, StreamError> {
-        if rel(src) >= h.payload_len {
-            return Err(fail(rel(src), past));
-        }
+    let len = usize::try_from(h.payload_len).unwrap_or(usize::MAX);
+    // The reader's own failure ends the table like the payload's end; it
+    // is reported as itself.
+    let mut io_error = None;
+    let table = parse_table(h.params.m, len, || {
         let mut b = [0u8; 1];
-        src.take(&mut b)?;
-        Ok(b[0])
-    };
-    // A table varint, read a byte at a time within the payload.
-    let varint = |src: &mut CrcReader<R>| -> Result<u64, StreamError> {
-        let at = rel(src);
-        let mut bytes = [0u8; 10];
-        for slot in bytes.iter_mut() {
-            let b = byte(src)?;
-            *slot = b;
-            if b & 0x80 == 0 {
-                break;
+        match src.take(&mut b) {
+            Ok(()) => Some(b[0]),
+            Err(e) => {
+                io_error = Some(e);
+                None
             }
         }
-        let used = rel(src).saturating_sub(at) as usize;
-        varint::get(bytes.get(..used).unwrap_or_default())
-            .map(|(v, _)| v)
-            .map_err(|reason| fail(at, reason))
-    };
-    let log = byte(src)?;
-    if !block_log_valid(log) {
-        return Err(fail(0, "block_log is outside 16..=40"));
+    });
+    if let Some(e) = io_error {
+        return Err(e.into());
     }
-    let nb = blocks_of(m, log);
-    // Every entry takes at least two bytes.
-    if nb > h.payload_len / 2 {
-        return Err(fail(1, past));
-    }
-    let mut entries = Vec::with_capacity(nb as usize);
-    for i in 0..nb {
-        let mode_at = rel(src);
-        let mode = byte(src)?;
-        let ones = varint(src)?;
-        let entry = Entry::new(mode, ones, block_bits(m, log, i)).map_err(|r| fail(mode_at, r))?;
-        let len = if i.saturating_add(1) < nb {
-            Some(varint(src)?)
-        } else {
-            None
-        };
-        entries.push((entry, len, rel(src)));
-    }
-    // Every stream length and every constant block, before any stream.
-    let mut left = h.payload_len.saturating_sub(rel(src));
-    let mut placed = Vec::with_capacity(entries.len());
-    for (entry, len, len_at) in entries {
-        let len = match len {
-            Some(l) if l <= left => l,
-            Some(_) => return Err(fail(len_at, "block lengths exceed the payload")),
-            None => left,
-        };
-        left = left.saturating_sub(len);
-        if entry.is_constant() && len != 0 {
-            return Err(fail(len_at, "a constant block must have an empty stream"));
-        }
-        placed.push((entry, len));
-    }
+    let entries = table.map_err(payload)?;
     let mut stream = Vec::new();
     let mut w0 = 0usize;
-    for (i, (entry, len)) in (0u64..).zip(placed) {
-        let offset = rel(src) as usize;
-        // len is within the payload: the buffer is at most the payload.
-        stream.resize(len as usize, 0);
+    for (i, entry) in (0u64..).zip(&entries) {
+        // Within the payload: the buffer is at most the payload.
+        stream.resize(entry.stream_len(), 0);
         src.take(&mut stream)?;
-        let bits = block_bits(m, log, i);
-        let end = w0.saturating_add(bits.div_ceil(64) as usize);
+        let end = w0.saturating_add(entry.words());
         let block = words.get_mut(w0..end).unwrap_or_default();
-        decode_block(i, &entry.at(offset, offset.saturating_add(len as usize)), block, &stream)
-            .map_err(|source| DecodeError::Payload {
-                offset: h.header_len,
-                source,
-            })?;
+        decode_block(i, entry, block, &stream).map_err(payload)?;
         w0 = end;
     }
     Ok(())
