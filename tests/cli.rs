@@ -570,3 +570,76 @@ fn static_coded_frames_through_the_cli() {
     assert!(!dir.join("c.cbf").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `decode` streams standard and partitioned arrays block by block: a frame
+/// with a valid CRC whose last block is corrupt (only a faulty or hostile
+/// encoder sends one) fails with the decoder's error, and neither creates
+/// the output file nor touches one that exists, although the blocks before
+/// it were already written to the temporary file.
+#[test]
+fn decode_of_a_bad_late_block_leaves_no_output() {
+    use compressed_bloom::coder::static_coded::Choice;
+    use compressed_bloom::{format, BloomFilter, FilterParams};
+    let dir = std::env::temp_dir().join(format!("cbloom-cli-late-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f = BloomFilter::new(FilterParams::new(1 << 20, 2, 1)).unwrap();
+    for i in 0..100_000u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let choice = Choice {
+        block_log: Some(16),
+        mode: None,
+    };
+    let good = format::encode_static_with(&f, choice);
+    let body = good.len() - 4;
+    let mut bad = good[..body].to_vec();
+    bad[body - 3] ^= 0x40;
+    let crc = crc32c::crc32c(&bad);
+    bad.extend_from_slice(&crc.to_le_bytes());
+    std::fs::write(p(&dir, "good.cbf"), &good).unwrap();
+    std::fs::write(p(&dir, "bad.cbf"), &bad).unwrap();
+    // The good frame streams to the array's bytes and to a raw frame.
+    ok(&[
+        "decode",
+        &p(&dir, "good.cbf"),
+        "--bits-only",
+        "-o",
+        &p(&dir, "bits"),
+    ]);
+    assert_eq!(std::fs::read(p(&dir, "bits")).unwrap(), f.to_bytes());
+    ok(&["decode", &p(&dir, "good.cbf"), "-o", &p(&dir, "raw.cbf")]);
+    assert_eq!(
+        std::fs::read(p(&dir, "raw.cbf")).unwrap(),
+        format::encode_as(&f, compressed_bloom::FilterType::Raw)
+    );
+    for extra in [&["--bits-only"][..], &[]] {
+        // A new file is not created; an existing one keeps its bytes.
+        for existing in [false, true] {
+            let out = p(&dir, "out");
+            let _ = std::fs::remove_file(&out);
+            if existing {
+                std::fs::write(&out, b"before").unwrap();
+            }
+            let r = cbloom(
+                &[&["decode", &p(&dir, "bad.cbf"), "-o", &out][..], extra].concat(),
+                None,
+            );
+            assert!(!r.status.success(), "{extra:?}");
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(err.contains("payload"), "{extra:?}: {err}");
+            if existing {
+                assert_eq!(std::fs::read(&out).unwrap(), b"before", "{extra:?}");
+            } else {
+                assert!(!dir.join("out").exists(), "{extra:?}");
+            }
+        }
+    }
+    // No temporary file is left behind.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".cbloom-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

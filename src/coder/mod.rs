@@ -459,6 +459,107 @@ fn decode_work(
         .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
 }
 
+/// A block [`stream_blocks`] decoded: its outcome and its buffer.
+#[cfg(feature = "std")]
+type Decoded<E> = (Result<(), E>, Vec<u64>);
+
+/// Decodes the blocks of an array on `threads` worker threads and hands
+/// each to `sink` in array order, with its index, on the calling thread.
+/// Workers take the next block from a shared counter as they come free (a
+/// slow block or a preempted thread holds up no round), each into a buffer
+/// from a pool of 2·`threads` that the sink returns them to, so a buffer's
+/// pages are touched once however many blocks pass through it. `decode`
+/// sizes and zeroes the buffer it is given. Memory: at most 2·`threads`
+/// block buffers, whatever the array's size. Stops at the first error in
+/// array order, a block's or the sink's: blocks after it may have been
+/// decoded but are never handed on, and the workers stop taking blocks.
+///
+/// A worker takes its buffer *before* its block index, so the block the
+/// sink waits for always has a buffer: the pool cannot deadlock.
+#[cfg(feature = "std")]
+pub(crate) fn stream_blocks<J: Sync, E: Send>(
+    jobs: &[J],
+    threads: usize,
+    decode: impl Fn(usize, &J, &mut Vec<u64>) -> Result<(), E> + Sync,
+    mut sink: impl FnMut(usize, &[u64]) -> Result<(), E>,
+) -> Result<(), E> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{mpsc, Mutex};
+    let threads = threads.clamp(1, jobs.len().max(1));
+    if threads == 1 {
+        let mut buf = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            decode(i, job, &mut buf)?;
+            sink(i, &buf)?;
+        }
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u64>>();
+    for _ in 0..threads.saturating_mul(2) {
+        // The receiver is alive: cannot fail.
+        let _ = free_tx.send(Vec::new());
+    }
+    let free_rx = Mutex::new(free_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Decoded<E>)>();
+    let (next, free_rx, decode) = (&next, &free_rx, &decode);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            // No buffer (the pool's sender is gone: the sink stopped), or a
+            // poisoned lock (another worker panicked; the panic is raised
+            // when the scope joins it): stop. The guard is dropped as soon
+            // as a buffer is taken, so workers decode in parallel.
+            let take = move || free_rx.lock().ok().and_then(|rx| rx.recv().ok());
+            s.spawn(move || {
+                while let Some(mut buf) = take() {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else {
+                        break;
+                    };
+                    let result = decode(i, job, &mut buf);
+                    if done_tx.send((i, (result, buf))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        // Blocks that arrived before their turn, by index.
+        let mut waiting: Vec<Option<Decoded<E>>> = Vec::new();
+        waiting.resize_with(jobs.len(), || None);
+        let mut want = 0usize;
+        let outcome = loop {
+            if want >= jobs.len() {
+                break Ok(());
+            }
+            if let Some((result, buf)) = waiting.get_mut(want).and_then(Option::take) {
+                if let Err(e) = result.and_then(|()| sink(want, &buf)) {
+                    break Err(e);
+                }
+                // Workers may all have stopped: nothing to return it to.
+                let _ = free_tx.send(buf);
+                want = want.saturating_add(1);
+                continue;
+            }
+            match done_rx.recv() {
+                Ok((i, decoded)) => {
+                    if let Some(slot) = waiting.get_mut(i) {
+                        *slot = Some(decoded);
+                    }
+                }
+                // Every worker is gone before the last block: one panicked,
+                // and the scope re-raises it.
+                Err(_) => break Ok(()),
+            }
+        };
+        // Stop the workers: no more buffers, and no more blocks to take.
+        next.store(jobs.len(), Ordering::Relaxed);
+        drop(free_tx);
+        outcome
+    })
+}
+
 /// The threaded half of [`decode_work`]: `threads` workers take the next
 /// block from a shared queue until none is left, so blocks of uneven cost
 /// (and a short last block) spread evenly. Reports the first failing block
@@ -774,5 +875,64 @@ mod tests {
             let mut back = vec![0u64; w.len()];
             assert!(decode(&out[..cut], m, &mut back).is_err(), "cut {cut}");
         }
+    }
+
+    /// The block streamer hands every block on in order at any thread
+    /// count, stops at the first error in array order (a block's or the
+    /// sink's), and reuses its buffers.
+    #[cfg(feature = "std")]
+    #[test]
+    fn stream_blocks_keeps_order_and_stops_at_the_first_error() {
+        let jobs: Vec<u64> = (0..23).collect();
+        // Block i is i % 5 + 1 words of value i; blocks 7 and 11 fail.
+        let decode = |i: usize, &j: &u64, buf: &mut Vec<u64>| {
+            assert_eq!(i as u64, j);
+            buf.clear();
+            buf.resize((j % 5 + 1) as usize, j);
+            if j == 11 || j == 7 {
+                Err(j)
+            } else {
+                Ok(())
+            }
+        };
+        for threads in [1usize, 2, 3, 8, 64] {
+            // No errors: every block, in order.
+            let mut seen = Vec::new();
+            let ok = |i: usize, &j: &u64, buf: &mut Vec<u64>| {
+                decode(i, &j, buf).or(Ok::<(), u64>(()))
+            };
+            stream_blocks(&jobs, threads, ok, |i, w| {
+                assert!(w.len() == i % 5 + 1 && w.iter().all(|&x| x == i as u64));
+                seen.push(i);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(seen, (0..23).collect::<Vec<_>>(), "{threads} threads");
+            // Decode errors: the first in order, after the blocks before it.
+            let mut seen = Vec::new();
+            let err = stream_blocks(&jobs, threads, decode, |i, _| {
+                seen.push(i);
+                Ok(())
+            });
+            assert_eq!(err, Err(7), "{threads} threads");
+            assert_eq!(seen, (0..7).collect::<Vec<_>>());
+            // The sink's error stops it too.
+            let mut seen = Vec::new();
+            let err = stream_blocks(&jobs, threads, ok, |i, _| {
+                seen.push(i);
+                if i == 3 {
+                    Err(99)
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(err, Err(99));
+            assert_eq!(seen, (0..4).collect::<Vec<_>>());
+        }
+        // No blocks: nothing to do.
+        stream_blocks(&[] as &[u64], 2, decode, |_, _| -> Result<(), u64> {
+            panic!("no block")
+        })
+        .unwrap();
     }
 }

@@ -310,6 +310,11 @@ impl Entry {
         self.end.saturating_sub(self.start)
     }
 
+    /// The block's stream in `payload` (the one its table came from).
+    pub(crate) fn stream<'p>(&self, payload: &'p [u8]) -> &'p [u8] {
+        payload.get(self.start..self.end).unwrap_or_default()
+    }
+
     /// Words of the block's bits.
     pub(crate) fn words(&self) -> usize {
         self.bits.div_ceil(64) as usize
@@ -438,7 +443,7 @@ pub(crate) fn parse_table(
 }
 
 /// [`parse_table`] of a payload in memory.
-fn read_table(payload: &[u8], m: u64) -> Result<Vec<Entry>, CoderError> {
+pub(crate) fn read_table(payload: &[u8], m: u64) -> Result<Vec<Entry>, CoderError> {
     let mut bytes = payload.iter().copied();
     parse_table(m, payload.len(), || bytes.next())
 }
@@ -500,8 +505,7 @@ fn decode_work(
         let wn = e.words();
         let (head, tail) = rest.split_at_mut_checked(wn).unwrap_or_default();
         rest = tail;
-        let stream = payload.get(e.start..e.end).unwrap_or_default();
-        jobs.push((b, e, head, stream));
+        jobs.push((b, e, head, e.stream(payload)));
     }
     let run = |job: &mut (u64, Entry, &mut [u64], &[u8])| decode_block(job.0, &job.1, job.2, job.3);
     #[cfg(feature = "std")]

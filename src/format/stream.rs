@@ -113,7 +113,8 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
     if coded_len >= p.byte_len() {
         return write_raw_frame(filter, w);
     }
-    write_framed(w, FilterType::Coded, filter, coded_len, |out| {
+    let fields = HeaderFields::plain(FilterType::Coded);
+    write_framed(w, &fields, &p, filter.len(), coded_len, |out| {
         // Pass 2: the block table, then each block again.
         out.put(&table_bytes)?;
         for (w0, bits) in coder::block_spans(p.m) {
@@ -125,24 +126,19 @@ pub fn write_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
     })
 }
 
-/// Writes a frame of type `ty` for `filter` (a version-1 header) whose
-/// `payload_len`-byte payload `payload` puts, then the CRC-32C of it all;
-/// returns the bytes written.
-fn write_framed<W: Write>(
+/// Writes a frame with header `fields` for an array of parameters `params`
+/// holding `n` keys, whose `payload_len`-byte payload `payload` puts, then
+/// the CRC-32C of it all; returns the bytes written.
+fn write_framed<W: Write, E: From<io::Error>>(
     w: W,
-    ty: FilterType,
-    filter: &BloomFilter,
+    fields: &HeaderFields,
+    params: &crate::FilterParams,
+    n: u64,
     payload_len: u64,
-    payload: impl FnOnce(&mut CrcWriter<W>) -> io::Result<()>,
-) -> io::Result<u64> {
+    payload: impl FnOnce(&mut CrcWriter<W>) -> Result<(), E>,
+) -> Result<u64, E> {
     let mut head = Vec::with_capacity(64);
-    header::write(
-        &mut head,
-        &HeaderFields::plain(ty),
-        filter.params(),
-        filter.len(),
-        payload_len,
-    );
+    header::write(&mut head, fields, params, n, payload_len);
     let mut out = CrcWriter {
         inner: w,
         crc: 0,
@@ -191,7 +187,8 @@ pub fn write_bits<W: Write>(filter: &BloomFilter, mut w: W) -> io::Result<u64> {
 /// The writer's.
 pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> {
     let len = filter.params().byte_len();
-    write_framed(w, FilterType::Raw, filter, len, |out| {
+    let fields = HeaderFields::plain(FilterType::Raw);
+    write_framed(w, &fields, filter.params(), filter.len(), len, |out| {
         put_bits(filter, |bytes| out.put(bytes))
     })
 }
@@ -405,4 +402,206 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
         return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
     }
     Ok(BloomFilter::from_words_unchecked(h.params, h.n, words))
+}
+
+/// Writes the bit array of the one frame in `frame` (a standard or
+/// partitioned filter, raw, coded or static-coded) to `w` as packed bytes,
+/// the bytes of [`BloomFilter::to_bytes`], decoding it block by block: the
+/// array is never whole in memory. The working memory is two coder blocks
+/// per thread (2^23 bits for type 1, the frame's block size for type 4),
+/// reused from block to block, so a large array costs no fresh pages beyond
+/// those: `cbloom decode --bits-only` uses it. Returns the header and the
+/// bytes written.
+///
+/// The header, the limits (as [`super::decode_with_limits`] applies them)
+/// and the CRC are checked before the first byte is written, so a damaged
+/// frame writes nothing. A payload error can only be found in the block
+/// that holds it, so a frame with a valid CRC that no encoder made (a
+/// faulty or hostile one) stops the output there: **on error, what was
+/// written is a prefix to discard.** Write to a temporary file and rename
+/// it on success where that matters, as the CLI does for files.
+///
+/// # Errors
+/// [`StreamError::Decode`] as [`super::decode_any`] would report it
+/// ([`DecodeError::WrongKind`] or [`DecodeError::WrongFrameType`] for a
+/// frame this function does not stream, before the CRC is computed and
+/// before anything is written; see [`streams_bits`]), [`StreamError::Io`]
+/// for the writer's errors.
+pub fn write_frame_bits<W: Write>(
+    frame: &[u8],
+    limits: &DecodeLimits,
+    mut w: W,
+) -> Result<(header::FrameHeader, u64), StreamError> {
+    let (h, payload) = streamable_frame(frame, limits)?;
+    put_payload_bits(&h, payload, |bytes| w.write_all(bytes))?;
+    Ok((h, h.params.byte_len()))
+}
+
+/// Writes the filter in `frame` (as [`write_frame_bits`] takes it) as a raw
+/// frame, decoding it block by block: the bytes of
+/// [`write_raw_frame`] for a standard filter, and of
+/// [`encode_partitioned_raw`](super::encode_partitioned_raw) for a
+/// partitioned one (in both the update identity, if any, is not carried
+/// over). Memory and checks as [`write_frame_bits`]; `cbloom decode` uses
+/// it. Returns the header of `frame` and the bytes written.
+///
+/// # Errors
+/// As [`write_frame_bits`]; on error, what was written is a prefix to
+/// discard.
+pub fn write_frame_raw<W: Write>(
+    frame: &[u8],
+    limits: &DecodeLimits,
+    w: W,
+) -> Result<(header::FrameHeader, u64), StreamError> {
+    let (h, payload) = streamable_frame(frame, limits)?;
+    let fields = HeaderFields::of_kind(h.kind, FilterType::Raw);
+    let written = write_framed(w, &fields, &h.params, h.n, h.params.byte_len(), |out| {
+        put_payload_bits(&h, payload, |bytes| out.put(bytes))
+    })?;
+    Ok((h, written))
+}
+
+/// Whether [`write_frame_bits`] and [`write_frame_raw`] stream a frame with
+/// this header: a standard filter (not a Squid digest) or a partitioned
+/// one, raw, coded or static-coded.
+pub fn streams_bits(h: &header::FrameHeader) -> bool {
+    matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
+        && h.squid_cblock.is_none()
+        && matches!(
+            h.filter_type,
+            FilterType::Raw | FilterType::Coded | FilterType::StaticCoded
+        )
+}
+
+/// Parses the header of the one frame in `frame`, refuses what
+/// [`streams_bits`] does not take (before computing the CRC), then checks
+/// the limits, the length and the CRC: what [`super::decode_any`] checks
+/// before it decodes. Returns the header and the payload.
+fn streamable_frame<'a>(
+    frame: &'a [u8],
+    limits: &DecodeLimits,
+) -> Result<(header::FrameHeader, &'a [u8]), StreamError> {
+    let h = header::parse(frame, limits)?;
+    if !streams_bits(&h) {
+        if !matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
+            || h.squid_cblock.is_some()
+        {
+            return Err(DecodeError::WrongKind {
+                found: h.kind,
+                expected: FilterKind::Standard,
+            }
+            .into());
+        }
+        return Err(DecodeError::WrongFrameType {
+            found: h.filter_type,
+            expected: "a full (raw or coded)",
+        }
+        .into());
+    }
+    let (h, payload, total) = super::checked_frame(frame, limits)?;
+    if total < frame.len() {
+        return Err(DecodeError::TrailingBytes {
+            offset: total as u64,
+            count: frame.len().saturating_sub(total) as u64,
+        }
+        .into());
+    }
+    Ok((h, payload))
+}
+
+/// Decodes the payload of a frame [`streamable_frame`] checked, block by
+/// block on the coder's threads, and hands the packed array's ⌈m/8⌉ bytes
+/// to `put` in order. Checks what [`super::decode_bits`] checks, each block
+/// before it is handed on (the padding with the last).
+fn put_payload_bits(
+    h: &header::FrameHeader,
+    payload: &[u8],
+    mut put: impl FnMut(&[u8]) -> io::Result<()>,
+) -> Result<(), StreamError> {
+    let m = h.params.m;
+    let bytes = h.params.byte_len();
+    let at = h.header_len;
+    let in_payload = |source| StreamError::from(DecodeError::Payload { offset: at, source });
+    if h.filter_type == FilterType::Raw {
+        // Already the bytes: check them as BloomFilter::from_bytes does.
+        if payload.len() as u64 != bytes {
+            return Err(DecodeError::from(crate::FilterError::BitArrayLength {
+                m,
+                expected: bytes,
+                actual: payload.len() as u64,
+            })
+            .into());
+        }
+        let used = (m % 8) as u32;
+        if payload.last().is_some_and(|&b| used != 0 && b >> used != 0) {
+            return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
+        }
+        return Ok(put(payload)?);
+    }
+    // Every block but the last is whole words; the last is cut to the
+    // array's bytes after its padding is checked.
+    let mut left = bytes;
+    let mut sink = |words: &[u64], last: bool| -> Result<(), StreamError> {
+        if last && !padding_is_clear(m, words) {
+            return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
+        }
+        let take = (words.len() as u64).saturating_mul(8).min(left);
+        put_words(words, take as usize, &mut put)?;
+        left = left.saturating_sub(take);
+        Ok(())
+    };
+    if h.filter_type == FilterType::Coded {
+        let blocks = coder::Blocks::new(payload, m).map_err(in_payload)?;
+        let ids: Vec<usize> = (0..blocks.len()).collect();
+        let threads = coder::threads_for(ids.len() as u64);
+        let decode = |_: usize, &b: &usize, buf: &mut Vec<u64>| {
+            blocks.decode_into(b, buf).map(|_| ()).map_err(in_payload)
+        };
+        coder::stream_blocks(&ids, threads, decode, |i, words| {
+            sink(words, i.saturating_add(1) == ids.len())
+        })
+    } else {
+        use coder::static_coded::{decode_block, read_table};
+        let entries = read_table(payload, m).map_err(in_payload)?;
+        let threads = coder::threads_for(entries.len() as u64);
+        let decode = |i: usize, e: &coder::static_coded::Entry, buf: &mut Vec<u64>| {
+            buf.clear();
+            buf.resize(e.words(), 0);
+            decode_block(i as u64, e, buf, e.stream(payload))
+                .map(|_| ())
+                .map_err(in_payload)
+        };
+        coder::stream_blocks(&entries, threads, decode, |i, words| {
+            sink(words, i.saturating_add(1) == entries.len())
+        })
+    }
+}
+
+/// Hands the first `len` bytes of `words`, as little-endian bytes, to
+/// `put`: on a little-endian machine the words' own bytes, with no copy.
+fn put_words(
+    words: &[u64],
+    len: usize,
+    put: &mut impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    #[cfg(target_endian = "little")]
+    {
+        let bytes: &[u8] = bytemuck::cast_slice(words);
+        put(bytes.get(..len).unwrap_or(bytes))
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        let mut buf = Vec::with_capacity(CHUNK);
+        let mut left = len;
+        for chunk in words.chunks(CHUNK / 8) {
+            buf.clear();
+            for x in chunk {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            let take = buf.len().min(left);
+            put(buf.get(..take).unwrap_or_default())?;
+            left = left.saturating_sub(take);
+        }
+        Ok(())
+    }
 }

@@ -5,7 +5,7 @@ use crate::kinds::{self, KindArg};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
 use compressed_bloom::delta;
-use compressed_bloom::format::AnyFilter;
+use compressed_bloom::format::{stream, AnyFilter};
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
 use compressed_bloom::plan::Constraints;
@@ -418,6 +418,50 @@ pub(crate) struct DecodeArgs {
 
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
+    let limits = a.limits.limits();
+    if compressed_bloom::format::header::parse(&data, &limits)
+        .is_ok_and(|h| stream::streams_bits(&h))
+    {
+        // Block by block, never the whole array in memory: the header, the
+        // limits and the CRC are checked before anything is written, and a
+        // file is replaced only if the whole array decodes (write_with).
+        let mut done = None;
+        let mut invalid = None;
+        let wrote = write_with(&a.output, |w| {
+            let streamed = if a.bits_only {
+                stream::write_frame_bits(&data, &limits, w)
+            } else {
+                stream::write_frame_raw(&data, &limits, w)
+            };
+            match streamed {
+                Ok(r) => done = Some(r),
+                Err(stream::StreamError::Io(e)) => return Err(e),
+                Err(stream::StreamError::Decode(e)) => {
+                    // Reported as the frame's error, below; failing the
+                    // write discards a file's partial output.
+                    invalid = Some(e);
+                    return Err(std::io::Error::other("the frame is invalid"));
+                }
+                Err(e) => return Err(std::io::Error::other(e)),
+            }
+            Ok(())
+        });
+        if let Some(e) = invalid {
+            return Err(e.into());
+        }
+        wrote?;
+        if let Some((h, written)) = done {
+            eprintln!(
+                "decoded {} m={} k={}: {} -> {} bytes",
+                h.kind.name(),
+                h.params.m,
+                h.params.k,
+                data.len(),
+                written
+            );
+        }
+        return Ok(());
+    }
     let f = match compressed_bloom::decode_any(&data, &a.limits.limits())? {
         AnyFilter::Standard(f) => f,
         AnyFilter::Partitioned(p) => {
