@@ -5,12 +5,14 @@
 //! lane count, standard and partitioned), the
 //! counting kind's map and range-coded values, the scalable kind's policy
 //! and layers, the sparse kind's Rice gaps, and both delta types against a
-//! base. Whatever it decodes must
+//! base. The block-by-block decoder behind `cbloom decode`
+//! (`format::stream::write_frame_bits`) must agree with the in-memory one,
+//! bytes for bytes or error for error. Whatever it decodes must
 //! re-encode to a frame that decodes to the same filter, and memory stays
 //! within the limits plus a constant.
 #![no_main]
 
-use compressed_bloom::format::{varint, KindSet};
+use compressed_bloom::format::{stream, varint, AnyFilter, KindSet};
 use compressed_bloom::{
     decode_any, delta, encode_any, BloomFilter, CountingBloomFilter, DecodeLimits, FilterParams,
 };
@@ -105,6 +107,19 @@ fuzz_target!(|data: &[u8]| {
         peak <= allowed,
         "decoding held {peak} bytes, allowed {allowed}"
     );
+    let header = compressed_bloom::format::header::parse(&f, &limits);
+    if header.is_ok_and(|h| stream::streams_bits(&h)) {
+        // The block-by-block decoder (cbloom decode) agrees with the
+        // in-memory one: the same bytes, or the same error.
+        let mut out = Vec::new();
+        let streamed = stream::write_frame_bits(&f, &limits, &mut out);
+        match (decoded.as_ref(), streamed) {
+            (Some(Ok(AnyFilter::Standard(g))), Ok(_)) => assert_eq!(out, g.to_bytes()),
+            (Some(Ok(AnyFilter::Partitioned(p))), Ok(_)) => assert_eq!(out, p.bits().to_bytes()),
+            (Some(Err(e)), Err(stream::StreamError::Decode(s))) => assert_eq!(&s, e),
+            (d, s) => panic!("in memory {d:?}, streamed {s:?}"),
+        }
+    }
     if let Some(Ok(filter)) = decoded {
         let again = encode_any(&filter);
         assert_eq!(decode_any(&again, &limits).as_ref(), Ok(&filter));
