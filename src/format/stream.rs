@@ -407,8 +407,9 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
 /// Writes the bit array of the one frame in `frame` (a standard or
 /// partitioned filter, raw, coded or static-coded) to `w` as packed bytes,
 /// the bytes of [`BloomFilter::to_bytes`], decoding it block by block: the
-/// array is never whole in memory. The working memory is two coder blocks
-/// per thread (2^23 bits for type 1, the frame's block size for type 4),
+/// array is never whole in memory. The working memory is one coder block
+/// per thread and one more (2^23 bits for type 1, the frame's block size
+/// for type 4),
 /// reused from block to block, so a large array costs no fresh pages beyond
 /// those: `cbloom decode --bits-only` uses it. Returns the header and the
 /// bytes written.
