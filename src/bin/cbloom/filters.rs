@@ -405,7 +405,10 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
 pub(crate) struct DecodeArgs {
     /// Input frame (`-` for stdin).
     input: PathBuf,
-    /// Output (`-` for stdout).
+    /// Output (`-` for stdout). Standard and partitioned arrays are decoded
+    /// and written block by block after the frame's CRC is checked; a file
+    /// is replaced only if every block decodes, while standard output keeps
+    /// the blocks written before a failing one (the exit status says so).
     #[arg(short, long)]
     output: PathBuf,
     /// Write the bare packed array instead of a raw frame (the bits; for the
