@@ -1,6 +1,6 @@
 //! `format::stream::write_frame_bits` never holds the array: beyond the
 //! frame it was given, its memory is at most one coder block per thread and one more,
-//! one decode table per thread and a little per block. One test in this
+//! one decode table per thread and the block table. One test in this
 //! binary, so the counting allocator sees only its allocations.
 
 use compressed_bloom::coder::static_coded::Choice;
@@ -69,5 +69,40 @@ fn streamed_bits_hold_a_block_per_thread_not_the_array() {
     }
     println!(
         "write_frame_bits memory beyond the frame, 8 MiB array (type, threads, bytes): {report:?}"
+    );
+    // In the same test: the counting allocator must see one at a time.
+    streamed_bits_cost_only_the_block_table_per_block();
+}
+
+/// The cost that grows with the block count: the frame's block table (one
+/// entry per block, about 72 bytes with its parse), nothing per block in
+/// the streamer itself, whose slots are as many as its buffers. An all-zero
+/// 2^28-bit array in 2^16-bit blocks: 4,096 constant blocks in a 16 KB
+/// frame.
+fn streamed_bits_cost_only_the_block_table_per_block() {
+    let m = 1u64 << 28;
+    let f = BloomFilter::new(FilterParams::new(m, 2, 5)).unwrap();
+    let frame = format::encode_static_with(
+        &f,
+        Choice {
+            block_log: Some(16),
+            mode: None,
+        },
+    );
+    let blocks = (m >> 16) as usize;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(blocks);
+    let peak = peak_of(|| {
+        stream::write_frame_bits(&frame, &DecodeLimits::unlimited(), std::io::sink()).unwrap();
+    });
+    // 80 bytes a block: the table's entry and its parse, with room.
+    let bound = (threads + 1) * (1 << 16) / 8 + threads * TABLE + blocks * 80 + SLACK;
+    assert!(
+        peak <= bound,
+        "{blocks} blocks, {threads} threads: {peak} bytes beyond the frame, bound {bound}"
+    );
+    println!(
+        "{blocks} constant blocks: {peak} bytes beyond the {}-byte frame",
+        frame.len()
     );
 }

@@ -634,6 +634,24 @@ fn decode_of_a_bad_late_block_leaves_no_output() {
             }
         }
     }
+    // A damaged frame is refused before the output is opened: the CRC is
+    // the error, not the missing directory.
+    let mut damaged = good.clone();
+    damaged[good.len() / 2] ^= 1;
+    std::fs::write(p(&dir, "damaged.cbf"), &damaged).unwrap();
+    let r = cbloom(
+        &[
+            "decode",
+            &p(&dir, "damaged.cbf"),
+            "--bits-only",
+            "-o",
+            &p(&dir, "missing/out"),
+        ],
+        None,
+    );
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("checksum"), "{err}");
     // No temporary file is left behind.
     let left: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -154,7 +154,24 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
         seed
     };
     let (mut refused, mut accepted) = (0, 0);
-    for (name, frame) in standard_frames(&f) {
+    let mut frames = standard_frames(&f);
+    // Partitioned frames, and a type-1 frame of two coder blocks.
+    let mut p = PartitionedBloomFilter::new(FilterParams::new(999 * 3, 3, 2)).unwrap();
+    for j in 0..400u32 {
+        p.insert(&j.to_le_bytes());
+    }
+    frames.push(("partitioned coded".into(), format::encode_partitioned(&p)));
+    frames.push((
+        "partitioned static".into(),
+        format::encode_partitioned_static(&p),
+    ));
+    frames.push(("partitioned raw".into(), format::encode_partitioned_raw(&p)));
+    let two = filled((1 << 23) + 70_001, 2, 300_000, 6);
+    frames.push((
+        "coded, two blocks".into(),
+        format::encode_as(&two, FilterType::Coded),
+    ));
+    for (name, frame) in frames {
         let header_len = format::inspect(&frame, &limits).unwrap().header_len;
         let body = frame.len() - 4;
         for _ in 0..150 {
@@ -172,6 +189,11 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
                 (Ok(AnyFilter::Standard(g)), Ok(bits)) => {
                     assert_eq!(bits, g.to_bytes(), "{name}");
                     assert_eq!(raw_of(&d).unwrap(), format::encode_as(&g, FilterType::Raw));
+                    accepted += 1;
+                }
+                (Ok(AnyFilter::Partitioned(g)), Ok(bits)) => {
+                    assert_eq!(bits, g.bits().to_bytes(), "{name}");
+                    assert_eq!(raw_of(&d).unwrap(), format::encode_partitioned_raw(&g));
                     accepted += 1;
                 }
                 (Err(e), Err(stream::StreamError::Decode(s))) => {
@@ -236,4 +258,22 @@ fn frames_it_does_not_stream_are_refused_before_the_crc() {
         "{err}"
     );
     assert!(out.is_empty());
+}
+
+/// A Squid digest (a standard array behind Squid's header) is not streamed:
+/// it is refused as a frame type, with a pointer to decode_any, before the
+/// CRC is computed.
+#[test]
+fn squid_frames_are_refused_with_a_pointer_to_decode_any() {
+    let d = compressed_bloom::squid::SquidDigest::new(1000, 5).unwrap();
+    let frame = format::encode_squid(&d);
+    let limits = DecodeLimits::unlimited();
+    let h = format::header::parse(&frame, &limits).unwrap();
+    assert!(!stream::streams_bits(&h));
+    let err = stream::CheckedFrame::new(&frame, &limits).unwrap_err();
+    assert!(
+        matches!(err, compressed_bloom::DecodeError::WrongFrameType { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("decode_any"), "{err}");
 }

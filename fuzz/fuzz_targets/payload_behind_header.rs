@@ -6,13 +6,16 @@
 //! counting kind's map and range-coded values, the scalable kind's policy
 //! and layers, the sparse kind's Rice gaps, and both delta types against a
 //! base. The block-by-block decoder behind `cbloom decode`
-//! (`format::stream::write_frame_bits`) must agree with the in-memory one,
-//! bytes for bytes or error for error. Whatever it decodes must
+//! (`format::stream::write_frame_bits` and `write_frame_raw`) must agree
+//! with the in-memory one, bytes for bytes or error for error; raw payloads
+//! (type 0) are among the configurations for that. Whatever it decodes must
 //! re-encode to a frame that decodes to the same filter, and memory stays
 //! within the limits plus a constant.
 #![no_main]
 
-use compressed_bloom::format::{stream, varint, AnyFilter, KindSet};
+use compressed_bloom::format::{
+    encode_as, encode_partitioned_raw, stream, varint, AnyFilter, FilterType, KindSet,
+};
 use compressed_bloom::{
     decode_any, delta, encode_any, BloomFilter, CountingBloomFilter, DecodeLimits, FilterParams,
 };
@@ -26,7 +29,7 @@ const CONSTANT: usize = 128 * 1024;
 /// (version, filter type, kind, m, k): full frames of every kind, m from a
 /// single small block to three blocks (the coder's blocks are 2^23 bits),
 /// and the delta types (applied to an empty base).
-const CONFIGS: [(u8, u8, u8, u64, u32); 20] = [
+const CONFIGS: [(u8, u8, u8, u64, u32); 22] = [
     (1, 1, 0, 1_000, 2),
     (1, 1, 0, 70_000, 3),
     (1, 1, 0, 1 << 20, 4),
@@ -47,6 +50,8 @@ const CONFIGS: [(u8, u8, u8, u64, u32); 20] = [
     (3, 4, 0, 1 << 20, 4),
     (3, 4, 0, (3 << 20) + 4_104, 2),
     (3, 4, 2, 1 << 20, 4),
+    (1, 0, 0, 1_001, 2),
+    (3, 0, 2, 3_000, 3),
 ];
 
 fn frame(version: u8, ty: u8, kind: u8, m: u64, k: u32, payload: &[u8]) -> Vec<u8> {
@@ -111,13 +116,27 @@ fuzz_target!(|data: &[u8]| {
     if header.is_ok_and(|h| stream::streams_bits(&h)) {
         // The block-by-block decoder (cbloom decode) agrees with the
         // in-memory one: the same bytes, or the same error.
-        let mut out = Vec::new();
+        let (mut out, mut raw) = (Vec::new(), Vec::new());
         let streamed = stream::write_frame_bits(&f, &limits, &mut out);
-        match (decoded.as_ref(), streamed) {
-            (Some(Ok(AnyFilter::Standard(g))), Ok(_)) => assert_eq!(out, g.to_bytes()),
-            (Some(Ok(AnyFilter::Partitioned(p))), Ok(_)) => assert_eq!(out, p.bits().to_bytes()),
-            (Some(Err(e)), Err(stream::StreamError::Decode(s))) => assert_eq!(&s, e),
-            (d, s) => panic!("in memory {d:?}, streamed {s:?}"),
+        let streamed_raw = stream::write_frame_raw(&f, &limits, &mut raw);
+        match (decoded.as_ref(), streamed, streamed_raw) {
+            (Some(Ok(AnyFilter::Standard(g))), Ok(_), Ok(_)) => {
+                assert_eq!(out, g.to_bytes());
+                assert_eq!(raw, encode_as(g, FilterType::Raw));
+            }
+            (Some(Ok(AnyFilter::Partitioned(p))), Ok(_), Ok(_)) => {
+                assert_eq!(out, p.bits().to_bytes());
+                assert_eq!(raw, encode_partitioned_raw(p));
+            }
+            (
+                Some(Err(e)),
+                Err(stream::StreamError::Decode(s)),
+                Err(stream::StreamError::Decode(r)),
+            ) => {
+                assert_eq!(&s, e);
+                assert_eq!(&r, e);
+            }
+            (d, s, r) => panic!("in memory {d:?}, streamed {s:?}, raw {r:?}"),
         }
     }
     if let Some(Ok(filter)) = decoded {

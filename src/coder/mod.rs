@@ -463,80 +463,100 @@ fn decode_work(
 #[cfg(feature = "std")]
 type Decoded<E> = (Result<(), E>, Vec<u64>);
 
-/// Decodes the blocks of an array on `threads` worker threads and hands
-/// each to `sink` in array order, with its index, on the calling thread.
-/// Workers take the next block from a shared counter as they come free (a
-/// slow block or a preempted thread holds up no round), each into a buffer
-/// from a pool of `threads` + 1 that the sink returns them to, so a buffer's
-/// pages are touched once however many blocks pass through it. `decode`
-/// sizes and zeroes the buffer it is given. Memory: at most `threads` + 1
-/// block buffers, whatever the array's size. Stops at the first error in
-/// array order, a block's or the sink's: blocks after it may have been
-/// decoded but are never handed on, and the workers stop taking blocks.
+/// What a [`stream_blocks`] worker reports.
+#[cfg(feature = "std")]
+enum Report<E> {
+    /// Block i, decoded (or refused).
+    Done(usize, Decoded<E>),
+    /// The decoder panicked (a bug): the payload, re-raised on the caller.
+    Panicked(Box<dyn core::any::Any + Send>),
+}
+
+/// Decodes the `count` blocks of an array on `threads` worker threads and
+/// hands each to `sink` in array order, with its index, on the calling
+/// thread. Workers take the next block from a shared counter as they come
+/// free (a slow block or a preempted thread holds up nothing else), each
+/// into a buffer from a pool of `threads` + 1 that the sink returns them
+/// to, so a buffer's pages are touched once however many blocks pass
+/// through it. `decode(i, buf)` sizes and zeroes `buf` and decodes block i
+/// into it. Memory: `threads` + 1 block buffers and as many slots, whatever
+/// the array's size. Stops at the first error in array order, a block's or
+/// the sink's: blocks after it may have been decoded but are never handed
+/// on, and the workers stop taking blocks. A panic in `decode` (a bug)
+/// stops the workers too and is re-raised here with its own payload.
 ///
 /// A worker takes its buffer *before* its block index, so the block the
-/// sink waits for always has a buffer: the pool cannot deadlock. One spare
-/// buffer lets a worker go on while the sink writes; more cost fresh pages
-/// (`cbloom decode --bits-only` of the 17.5 MB type-4 frame, medians of 15
-/// alternating: 24.1 ms with `threads` + 1 buffers, 24.6 with 2·`threads`).
+/// sink waits for always has a buffer: the pool cannot deadlock. It also
+/// means the blocks taken and not yet handed on, [want, next), hold a
+/// buffer each, so there are at most `threads` + 1 of them and a ring of
+/// that many slots keeps them. One spare buffer lets a worker go on while
+/// the sink writes; more cost fresh pages (`cbloom decode --bits-only` of
+/// the 17.5 MB type-4 frame, medians of 15 alternating: 24.1 ms with
+/// `threads` + 1 buffers, 24.6 with 2·`threads`).
 #[cfg(feature = "std")]
-pub(crate) fn stream_blocks<J: Sync, E: Send>(
-    jobs: &[J],
+pub(crate) fn stream_blocks<E: Send>(
+    count: usize,
     threads: usize,
-    decode: impl Fn(usize, &J, &mut Vec<u64>) -> Result<(), E> + Sync,
+    decode: impl Fn(usize, &mut Vec<u64>) -> Result<(), E> + Sync,
     mut sink: impl FnMut(usize, &[u64]) -> Result<(), E>,
 ) -> Result<(), E> {
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{mpsc, Mutex};
-    let threads = threads.clamp(1, jobs.len().max(1));
+    let threads = threads.clamp(1, count.max(1));
     if threads == 1 {
         let mut buf = Vec::new();
-        for (i, job) in jobs.iter().enumerate() {
-            decode(i, job, &mut buf)?;
+        for i in 0..count {
+            decode(i, &mut buf)?;
             sink(i, &buf)?;
         }
         return Ok(());
     }
+    let slots = threads.saturating_add(1);
     let next = AtomicUsize::new(0);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u64>>();
-    for _ in 0..threads.saturating_add(1) {
+    for _ in 0..slots {
         // The receiver is alive: cannot fail.
         let _ = free_tx.send(Vec::new());
     }
     let free_rx = Mutex::new(free_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Decoded<E>)>();
+    let (done_tx, done_rx) = mpsc::channel::<Report<E>>();
     let (next, free_rx, decode) = (&next, &free_rx, &decode);
-    std::thread::scope(|s| {
+    let (outcome, panicked) = std::thread::scope(|s| {
         for _ in 0..threads {
             let done_tx = done_tx.clone();
-            // No buffer (the pool's sender is gone: the sink stopped), or a
-            // poisoned lock (another worker panicked; the panic is raised
-            // when the scope joins it): stop. The guard is dropped as soon
-            // as a buffer is taken, so workers decode in parallel.
+            // No buffer (the pool's sender is gone: the sink stopped): stop.
+            // The guard is dropped as soon as a buffer is taken, so workers
+            // decode in parallel; a worker never panics holding it.
             let take = move || free_rx.lock().ok().and_then(|rx| rx.recv().ok());
             s.spawn(move || {
                 while let Some(mut buf) = take() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else {
+                    if i >= count {
                         break;
+                    }
+                    let report = match catch_unwind(AssertUnwindSafe(|| decode(i, &mut buf))) {
+                        Ok(result) => Report::Done(i, (result, buf)),
+                        Err(payload) => Report::Panicked(payload),
                     };
-                    let result = decode(i, job, &mut buf);
-                    if done_tx.send((i, (result, buf))).is_err() {
+                    let stop = matches!(report, Report::Panicked(_));
+                    if done_tx.send(report).is_err() || stop {
                         break;
                     }
                 }
             });
         }
         drop(done_tx);
-        // Blocks that arrived before their turn, by index.
+        // Blocks that arrived before their turn: block i in slot i mod slots.
         let mut waiting: Vec<Option<Decoded<E>>> = Vec::new();
-        waiting.resize_with(jobs.len(), || None);
+        waiting.resize_with(slots, || None);
         let mut want = 0usize;
+        let mut panicked = None;
         let outcome = loop {
-            if want >= jobs.len() {
+            if want >= count {
                 break Ok(());
             }
-            if let Some((result, buf)) = waiting.get_mut(want).and_then(Option::take) {
+            if let Some((result, buf)) = waiting.get_mut(want.checked_rem(slots).unwrap_or(0)).and_then(Option::take) {
                 if let Err(e) = result.and_then(|()| sink(want, &buf)) {
                     break Err(e);
                 }
@@ -546,21 +566,32 @@ pub(crate) fn stream_blocks<J: Sync, E: Send>(
                 continue;
             }
             match done_rx.recv() {
-                Ok((i, decoded)) => {
-                    if let Some(slot) = waiting.get_mut(i) {
+                Ok(Report::Done(i, decoded)) => {
+                    if let Some(slot) = waiting.get_mut(i.checked_rem(slots).unwrap_or(0)) {
                         *slot = Some(decoded);
                     }
                 }
-                // Every worker is gone before the last block: one panicked,
-                // and the scope re-raises it.
-                Err(_) => break Ok(()),
+                Ok(Report::Panicked(payload)) => {
+                    panicked = Some(payload);
+                    break Ok(());
+                }
+                // Every worker is gone and block `want` never came: only a
+                // bug can do that. Never report success without it.
+                Err(_) => {
+                    panicked = Some(Box::new("a block decoder stopped without a result"));
+                    break Ok(());
+                }
             }
         };
         // Stop the workers: no more buffers, and no more blocks to take.
-        next.store(jobs.len(), Ordering::Relaxed);
+        next.store(count, Ordering::Relaxed);
         drop(free_tx);
-        outcome
-    })
+        (outcome, panicked)
+    });
+    if let Some(payload) = panicked {
+        resume_unwind(payload);
+    }
+    outcome
 }
 
 /// The threaded half of [`decode_work`]: `threads` workers take the next
@@ -886,25 +917,21 @@ mod tests {
     #[cfg(feature = "std")]
     #[test]
     fn stream_blocks_keeps_order_and_stops_at_the_first_error() {
-        let jobs: Vec<u64> = (0..23).collect();
         // Block i is i % 5 + 1 words of value i; blocks 7 and 11 fail.
-        let decode = |i: usize, &j: &u64, buf: &mut Vec<u64>| {
-            assert_eq!(i as u64, j);
+        let decode = |i: usize, buf: &mut Vec<u64>| {
             buf.clear();
-            buf.resize((j % 5 + 1) as usize, j);
-            if j == 11 || j == 7 {
-                Err(j)
+            buf.resize(i % 5 + 1, i as u64);
+            if i == 11 || i == 7 {
+                Err(i)
             } else {
                 Ok(())
             }
         };
+        let ok = |i: usize, buf: &mut Vec<u64>| decode(i, buf).or(Ok::<(), usize>(()));
         for threads in [1usize, 2, 3, 8, 64] {
             // No errors: every block, in order.
             let mut seen = Vec::new();
-            let ok = |i: usize, &j: &u64, buf: &mut Vec<u64>| {
-                decode(i, &j, buf).or(Ok::<(), u64>(()))
-            };
-            stream_blocks(&jobs, threads, ok, |i, w| {
+            stream_blocks(23, threads, ok, |i, w| {
                 assert!(w.len() == i % 5 + 1 && w.iter().all(|&x| x == i as u64));
                 seen.push(i);
                 Ok(())
@@ -913,7 +940,7 @@ mod tests {
             assert_eq!(seen, (0..23).collect::<Vec<_>>(), "{threads} threads");
             // Decode errors: the first in order, after the blocks before it.
             let mut seen = Vec::new();
-            let err = stream_blocks(&jobs, threads, decode, |i, _| {
+            let err = stream_blocks(23, threads, decode, |i, _| {
                 seen.push(i);
                 Ok(())
             });
@@ -921,7 +948,7 @@ mod tests {
             assert_eq!(seen, (0..7).collect::<Vec<_>>());
             // The sink's error stops it too.
             let mut seen = Vec::new();
-            let err = stream_blocks(&jobs, threads, ok, |i, _| {
+            let err = stream_blocks(23, threads, ok, |i, _| {
                 seen.push(i);
                 if i == 3 {
                     Err(99)
@@ -933,9 +960,39 @@ mod tests {
             assert_eq!(seen, (0..4).collect::<Vec<_>>());
         }
         // No blocks: nothing to do.
-        stream_blocks(&[] as &[u64], 2, decode, |_, _| -> Result<(), u64> {
-            panic!("no block")
-        })
-        .unwrap();
+        stream_blocks(0, 2, decode, |_, _| -> Result<(), usize> { panic!("no block") }).unwrap();
+    }
+
+    /// A panic in a block decoder (a bug) reaches the caller with its own
+    /// message, wherever the block is, instead of leaving the sink waiting
+    /// for a block that never comes.
+    #[cfg(feature = "std")]
+    #[test]
+    fn stream_blocks_re_raises_a_decoder_panic() {
+        for threads in [1usize, 2, 3] {
+            for bad in [0usize, 5, 19] {
+                let run = std::panic::catch_unwind(|| {
+                    stream_blocks(
+                        20,
+                        threads,
+                        |i, buf: &mut Vec<u64>| {
+                            buf.clear();
+                            buf.push(i as u64);
+                            if i == bad {
+                                panic!("block {i} is a bug");
+                            }
+                            Ok::<(), ()>(())
+                        },
+                        |_, _| Ok(()),
+                    )
+                });
+                let payload = run.expect_err("the panic reaches the caller");
+                let text = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_default();
+                assert_eq!(text, format!("block {bad} is a bug"), "{threads} threads");
+            }
+        }
     }
 }

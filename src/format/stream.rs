@@ -63,8 +63,9 @@ pub enum StreamError {
     /// The frame is invalid (as [`super::decode`] would say).
     #[error(transparent)]
     Decode(#[from] DecodeError),
-    /// The reader failed (or ended inside the frame: `UnexpectedEof`).
-    #[error("reading the frame: {0}")]
+    /// The reader failed (or ended inside the frame: `UnexpectedEof`), or,
+    /// for the functions that write, the writer failed.
+    #[error("frame I/O: {0}")]
     Io(#[from] io::Error),
 }
 
@@ -404,67 +405,151 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
     Ok(BloomFilter::from_words_unchecked(h.params, h.n, words))
 }
 
-/// Writes the bit array of the one frame in `frame` (a standard or
-/// partitioned filter, raw, coded or static-coded) to `w` as packed bytes,
-/// the bytes of [`BloomFilter::to_bytes`], decoding it block by block: the
-/// array is never whole in memory. The working memory is one coder block
-/// per thread and one more (2^23 bits for type 1, the frame's block size
-/// for type 4),
-/// reused from block to block, so a large array costs no fresh pages beyond
-/// those: `cbloom decode --bits-only` uses it. Returns the header and the
-/// bytes written.
+/// A frame in memory whose header, limits, length and CRC have been
+/// checked, ready to be decoded block by block into a writer
+/// ([`Self::write_bits`], [`Self::write_raw`]) without the array ever being
+/// whole in memory: the way `cbloom decode` writes standard and
+/// partitioned filters. It takes the frames [`streams_bits`] accepts.
 ///
-/// The header, the limits (as [`super::decode_with_limits`] applies them)
-/// and the CRC are checked before the first byte is written, so a damaged
-/// frame writes nothing. A payload error can only be found in the block
-/// that holds it, so a frame with a valid CRC that no encoder made (a
-/// faulty or hostile one) stops the output there: **on error, what was
-/// written is a prefix to discard.** Write to a temporary file and rename
-/// it on success where that matters, as the CLI does for files.
+/// Checking first lets a caller refuse a damaged frame before it opens its
+/// output. A payload error can only be found in the block that holds it,
+/// so a frame with a valid CRC that no encoder made (a faulty or hostile
+/// one) stops the output there: **on error, what was written is a prefix
+/// to discard.** Write to a temporary file and rename it on success where
+/// that matters, as the CLI does for files.
+///
+/// Working memory beyond the frame: one coder block per thread and one
+/// more (2^23 bits for type 1, the frame's block size for type 4, at most
+/// the array), reused from block to block, a decode table per thread and
+/// the frame's block table (`tests/alloc_stream_bits.rs`).
+///
+/// ```
+/// use compressed_bloom::format::{self, stream::CheckedFrame};
+/// use compressed_bloom::{BloomFilter, DecodeLimits, FilterParams};
+/// let mut f = BloomFilter::new(FilterParams::new(100_000, 3, 7))?;
+/// f.insert(b"key");
+/// let frame = format::encode_static(&f);
+/// let checked = CheckedFrame::new(&frame, &DecodeLimits::default())?;
+/// let mut bits = Vec::new();
+/// checked.write_bits(&mut bits)?;
+/// assert_eq!(bits, f.to_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CheckedFrame<'a> {
+    header: header::FrameHeader,
+    payload: &'a [u8],
+}
+
+impl<'a> CheckedFrame<'a> {
+    /// Checks the one frame that fills `frame` as [`super::decode_any`]
+    /// does before it decodes the payload: the header and the limits, the
+    /// length, the CRC and no trailing bytes, with the same errors in the
+    /// same order. A kind or type that [`streams_bits`] refuses is
+    /// [`DecodeError::WrongKind`] or [`DecodeError::WrongFrameType`],
+    /// before the CRC is computed.
+    ///
+    /// # Errors
+    /// As described.
+    pub fn new(frame: &'a [u8], limits: &DecodeLimits) -> Result<Self, DecodeError> {
+        let h = header::parse(frame, limits)?;
+        if !streams_bits(&h) {
+            if h.squid_cblock.is_some() {
+                return Err(DecodeError::WrongFrameType {
+                    found: h.filter_type,
+                    expected: "a plain bit array (a Squid digest decodes with decode_any)",
+                });
+            }
+            if !matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned) {
+                return Err(DecodeError::WrongKind {
+                    found: h.kind,
+                    expected: FilterKind::Standard,
+                });
+            }
+            return Err(DecodeError::WrongFrameType {
+                found: h.filter_type,
+                expected: "a full (raw or coded)",
+            });
+        }
+        let (header, payload, total) = super::checked_frame(frame, limits)?;
+        if total < frame.len() {
+            return Err(DecodeError::TrailingBytes {
+                offset: total as u64,
+                count: frame.len().saturating_sub(total) as u64,
+            });
+        }
+        Ok(CheckedFrame { header, payload })
+    }
+
+    /// The frame's header.
+    pub fn header(&self) -> &header::FrameHeader {
+        &self.header
+    }
+
+    /// Decodes the array block by block on the coder's threads and writes
+    /// its ⌈m/8⌉ packed bytes (the bytes of [`BloomFilter::to_bytes`]) to
+    /// `w`. Returns the bytes written.
+    ///
+    /// # Errors
+    /// [`StreamError::Decode`] for a payload that `decode_any` refuses, with
+    /// its error (the first failing block's); [`StreamError::Io`] for the
+    /// writer's. On error, what was written is a prefix to discard.
+    pub fn write_bits<W: Write>(&self, mut w: W) -> Result<u64, StreamError> {
+        put_payload_bits(&self.header, self.payload, |bytes| w.write_all(bytes))?;
+        Ok(self.header.params.byte_len())
+    }
+
+    /// As [`Self::write_bits`], but writes a raw frame: the bytes of
+    /// [`write_raw_frame`] for a standard filter, and of
+    /// [`encode_partitioned_raw`](super::encode_partitioned_raw) for a
+    /// partitioned one (in both the update identity, if any, is not
+    /// carried over). Returns the bytes written.
+    ///
+    /// # Errors
+    /// As [`Self::write_bits`].
+    pub fn write_raw<W: Write>(&self, w: W) -> Result<u64, StreamError> {
+        let h = &self.header;
+        let fields = HeaderFields::of_kind(h.kind, FilterType::Raw);
+        write_framed(w, &fields, &h.params, h.n, h.params.byte_len(), |out| {
+            put_payload_bits(h, self.payload, |bytes| out.put(bytes))
+        })
+    }
+}
+
+/// [`CheckedFrame::new`] then [`CheckedFrame::write_bits`]: the array of
+/// the one frame in `frame` to `w` as packed bytes, decoded block by block.
+/// A damaged frame writes nothing. Returns the header and the bytes
+/// written.
 ///
 /// # Errors
-/// [`StreamError::Decode`] as [`super::decode_any`] would report it
-/// ([`DecodeError::WrongKind`] or [`DecodeError::WrongFrameType`] for a
-/// frame this function does not stream, before the CRC is computed and
-/// before anything is written; see [`streams_bits`]), [`StreamError::Io`]
-/// for the writer's errors.
+/// As those two; on error, what was written is a prefix to discard.
 pub fn write_frame_bits<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
-    mut w: W,
+    w: W,
 ) -> Result<(header::FrameHeader, u64), StreamError> {
-    let (h, payload) = streamable_frame(frame, limits)?;
-    put_payload_bits(&h, payload, |bytes| w.write_all(bytes))?;
-    Ok((h, h.params.byte_len()))
+    let checked = CheckedFrame::new(frame, limits)?;
+    let written = checked.write_bits(w)?;
+    Ok((checked.header, written))
 }
 
-/// Writes the filter in `frame` (as [`write_frame_bits`] takes it) as a raw
-/// frame, decoding it block by block: the bytes of
-/// [`write_raw_frame`] for a standard filter, and of
-/// [`encode_partitioned_raw`](super::encode_partitioned_raw) for a
-/// partitioned one (in both the update identity, if any, is not carried
-/// over). Memory and checks as [`write_frame_bits`]; `cbloom decode` uses
-/// it. Returns the header of `frame` and the bytes written.
+/// [`CheckedFrame::new`] then [`CheckedFrame::write_raw`].
 ///
 /// # Errors
-/// As [`write_frame_bits`]; on error, what was written is a prefix to
-/// discard.
+/// As those two; on error, what was written is a prefix to discard.
 pub fn write_frame_raw<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
     w: W,
 ) -> Result<(header::FrameHeader, u64), StreamError> {
-    let (h, payload) = streamable_frame(frame, limits)?;
-    let fields = HeaderFields::of_kind(h.kind, FilterType::Raw);
-    let written = write_framed(w, &fields, &h.params, h.n, h.params.byte_len(), |out| {
-        put_payload_bits(&h, payload, |bytes| out.put(bytes))
-    })?;
-    Ok((h, written))
+    let checked = CheckedFrame::new(frame, limits)?;
+    let written = checked.write_raw(w)?;
+    Ok((checked.header, written))
 }
 
-/// Whether [`write_frame_bits`] and [`write_frame_raw`] stream a frame with
-/// this header: a standard filter (not a Squid digest) or a partitioned
-/// one, raw, coded or static-coded.
+/// Whether [`CheckedFrame`] (and [`write_frame_bits`], [`write_frame_raw`])
+/// takes a frame with this header: a standard filter (not a Squid digest)
+/// or a partitioned one, raw, coded or static-coded.
 pub fn streams_bits(h: &header::FrameHeader) -> bool {
     matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
         && h.squid_cblock.is_none()
@@ -474,43 +559,7 @@ pub fn streams_bits(h: &header::FrameHeader) -> bool {
         )
 }
 
-/// Parses the header of the one frame in `frame`, refuses what
-/// [`streams_bits`] does not take (before computing the CRC), then checks
-/// the limits, the length and the CRC: what [`super::decode_any`] checks
-/// before it decodes. Returns the header and the payload.
-fn streamable_frame<'a>(
-    frame: &'a [u8],
-    limits: &DecodeLimits,
-) -> Result<(header::FrameHeader, &'a [u8]), StreamError> {
-    let h = header::parse(frame, limits)?;
-    if !streams_bits(&h) {
-        if !matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
-            || h.squid_cblock.is_some()
-        {
-            return Err(DecodeError::WrongKind {
-                found: h.kind,
-                expected: FilterKind::Standard,
-            }
-            .into());
-        }
-        return Err(DecodeError::WrongFrameType {
-            found: h.filter_type,
-            expected: "a full (raw or coded)",
-        }
-        .into());
-    }
-    let (h, payload, total) = super::checked_frame(frame, limits)?;
-    if total < frame.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: total as u64,
-            count: frame.len().saturating_sub(total) as u64,
-        }
-        .into());
-    }
-    Ok((h, payload))
-}
-
-/// Decodes the payload of a frame [`streamable_frame`] checked, block by
+/// Decodes the payload of a frame [`CheckedFrame::new`] checked, block by
 /// block on the coder's threads, and hands the packed array's ⌈m/8⌉ bytes
 /// to `put` in order. Checks what [`super::decode_bits`] checks, each block
 /// before it is handed on (the padding with the last).
@@ -553,27 +602,32 @@ fn put_payload_bits(
     };
     if h.filter_type == FilterType::Coded {
         let blocks = coder::Blocks::new(payload, m).map_err(in_payload)?;
-        let ids: Vec<usize> = (0..blocks.len()).collect();
-        let threads = coder::threads_for(ids.len() as u64);
-        let decode = |_: usize, &b: &usize, buf: &mut Vec<u64>| {
+        let count = blocks.len();
+        let threads = coder::threads_for(count as u64);
+        let decode = |b: usize, buf: &mut Vec<u64>| {
             blocks.decode_into(b, buf).map(|_| ()).map_err(in_payload)
         };
-        coder::stream_blocks(&ids, threads, decode, |i, words| {
-            sink(words, i.saturating_add(1) == ids.len())
+        coder::stream_blocks(count, threads, decode, |i, words| {
+            sink(words, i.saturating_add(1) == count)
         })
     } else {
         use coder::static_coded::{decode_block, read_table};
         let entries = read_table(payload, m).map_err(in_payload)?;
-        let threads = coder::threads_for(entries.len() as u64);
-        let decode = |i: usize, e: &coder::static_coded::Entry, buf: &mut Vec<u64>| {
+        let count = entries.len();
+        let threads = coder::threads_for(count as u64);
+        let decode = |i: usize, buf: &mut Vec<u64>| {
             buf.clear();
+            // i < count: every index has an entry.
+            let Some(e) = entries.get(i) else {
+                return Ok(());
+            };
             buf.resize(e.words(), 0);
             decode_block(i as u64, e, buf, e.stream(payload))
                 .map(|_| ())
                 .map_err(in_payload)
         };
-        coder::stream_blocks(&entries, threads, decode, |i, words| {
-            sink(words, i.saturating_add(1) == entries.len())
+        coder::stream_blocks(count, threads, decode, |i, words| {
+            sink(words, i.saturating_add(1) == count)
         })
     }
 }

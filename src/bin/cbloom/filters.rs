@@ -406,9 +406,10 @@ pub(crate) struct DecodeArgs {
     /// Input frame (`-` for stdin).
     input: PathBuf,
     /// Output (`-` for stdout). Standard and partitioned arrays are decoded
-    /// and written block by block after the frame's CRC is checked; a file
-    /// is replaced only if every block decodes, while standard output keeps
-    /// the blocks written before a failing one (the exit status says so).
+    /// and written block by block after the frame's CRC is checked; a
+    /// regular file is replaced only if every block decodes, while standard
+    /// output, a pipe or a device keeps the blocks written before a failing
+    /// one (the exit status says so).
     #[arg(short, long)]
     output: PathBuf,
     /// Write the bare packed array instead of a raw frame (the bits; for the
@@ -425,19 +426,20 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     if compressed_bloom::format::header::parse(&data, &limits)
         .is_ok_and(|h| stream::streams_bits(&h))
     {
-        // Block by block, never the whole array in memory: the header, the
-        // limits and the CRC are checked before anything is written, and a
-        // file is replaced only if the whole array decodes (write_with).
-        let mut done = None;
+        // Block by block, never the whole array in memory. The header, the
+        // limits and the CRC are checked before the output is opened, and a
+        // file is replaced only if every block decodes (write_with).
+        let checked = stream::CheckedFrame::new(&data, &limits)?;
+        let mut written = 0u64;
         let mut invalid = None;
         let wrote = write_with(&a.output, |w| {
             let streamed = if a.bits_only {
-                stream::write_frame_bits(&data, &limits, w)
+                checked.write_bits(w)
             } else {
-                stream::write_frame_raw(&data, &limits, w)
+                checked.write_raw(w)
             };
             match streamed {
-                Ok(r) => done = Some(r),
+                Ok(n) => written = n,
                 Err(stream::StreamError::Io(e)) => return Err(e),
                 Err(stream::StreamError::Decode(e)) => {
                     // Reported as the frame's error, below; failing the
@@ -453,16 +455,15 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             return Err(e.into());
         }
         wrote?;
-        if let Some((h, written)) = done {
-            eprintln!(
-                "decoded {} m={} k={}: {} -> {} bytes",
-                h.kind.name(),
-                h.params.m,
-                h.params.k,
-                data.len(),
-                written
-            );
-        }
+        let h = checked.header();
+        eprintln!(
+            "decoded {} m={} k={}: {} -> {} bytes",
+            h.kind.name(),
+            h.params.m,
+            h.params.k,
+            data.len(),
+            written
+        );
         return Ok(());
     }
     let f = match compressed_bloom::decode_any(&data, &a.limits.limits())? {
