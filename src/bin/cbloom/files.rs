@@ -29,8 +29,8 @@ const PARALLEL_READ_MIN: u64 = 4 << 20;
 /// buffer's page faults are shared out: the 9.9 MB frame of
 /// docs/BENCHMARKS.md reads in 2.4–4.1 ms on two threads against 4.1–4.7
 /// ms for `std::fs::read` (five runs each), and `cbloom decode --bits-only`
-/// of it takes 0.5 ms less (medians of 21 alternating runs, in four rounds
-/// of five; about equal in the fifth). None for a small file, anything
+/// of it takes about 0.5 ms less (medians of alternating runs, less in
+/// four rounds of five, about equal in the other; docs/BENCHMARKS.md). None for a small file, anything
 /// else than a regular file, or a file whose length changed while it was
 /// read: the caller then reads it the ordinary way (which also reports the
 /// errors).
