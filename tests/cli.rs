@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "common/late_block.rs"]
+mod late_block;
+
 fn cbloom(args: &[&str], stdin: Option<&[u8]>) -> Output {
     use std::io::Write;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cbloom"));
@@ -578,7 +581,6 @@ fn static_coded_frames_through_the_cli() {
 /// it were already written to the temporary file.
 #[test]
 fn decode_of_a_bad_late_block_leaves_no_output() {
-    use compressed_bloom::coder::static_coded::Choice;
     use compressed_bloom::{format, BloomFilter, FilterParams};
     let dir = std::env::temp_dir().join(format!("cbloom-cli-late-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -586,16 +588,7 @@ fn decode_of_a_bad_late_block_leaves_no_output() {
     for i in 0..100_000u32 {
         f.insert(&i.to_le_bytes());
     }
-    let choice = Choice {
-        block_log: Some(16),
-        mode: None,
-    };
-    let good = format::encode_static_with(&f, choice);
-    let body = good.len() - 4;
-    let mut bad = good[..body].to_vec();
-    bad[body - 3] ^= 0x40;
-    let crc = crc32c::crc32c(&bad);
-    bad.extend_from_slice(&crc.to_le_bytes());
+    let (good, bad) = late_block::good_and_bad_last_block(&f);
     std::fs::write(p(&dir, "good.cbf"), &good).unwrap();
     std::fs::write(p(&dir, "bad.cbf"), &bad).unwrap();
     // The good frame streams to the array's bytes and to a raw frame.

@@ -7,6 +7,8 @@ use compressed_bloom::coder::static_coded::{Choice, Mode};
 use compressed_bloom::format::{self, stream, AnyFilter, FilterType};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::{decode_any, BloomFilter, DecodeLimits, FilterParams};
+#[path = "common/late_block.rs"]
+mod late_block;
 
 fn filled(m: u64, k: u32, keys: u64, seed: u64) -> BloomFilter {
     let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
@@ -181,8 +183,7 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
                 let at = header_len + (next() as usize) % (body - header_len);
                 d[at] ^= (next() % 255 + 1) as u8;
             }
-            let crc = crc32c::crc32c(&d);
-            d.extend_from_slice(&crc.to_le_bytes());
+            let d = late_block::with_crc(d);
             let decoded = decode_any(&d, &limits);
             let streamed = bits_of(&d);
             match (decoded, streamed) {
@@ -216,17 +217,7 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
 #[test]
 fn a_bad_late_block_stops_the_output_after_the_blocks_before_it() {
     let f = filled(1 << 20, 2, 100_000, 5);
-    let choice = Choice {
-        block_log: Some(16),
-        mode: None,
-    };
-    let frame = format::encode_static_with(&f, choice);
-    let body = frame.len() - 4;
-    // The last block's stream ends the payload: change its last state byte.
-    let mut d = frame[..body].to_vec();
-    d[body - 3] ^= 0x40;
-    let crc = crc32c::crc32c(&d);
-    d.extend_from_slice(&crc.to_le_bytes());
+    let (_, d) = late_block::good_and_bad_last_block(&f);
     let mut out = Vec::new();
     let err = stream::write_frame_bits(&d, &DecodeLimits::unlimited(), &mut out).unwrap_err();
     assert!(matches!(err, stream::StreamError::Decode(_)), "{err}");
