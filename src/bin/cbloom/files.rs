@@ -26,13 +26,13 @@ const PARALLEL_READ_MIN: u64 = 4 << 20;
 
 /// Reads a large regular file in one piece per core, each thread with its
 /// own positioned reads into its part of the buffer, so the copies and the
-/// buffer's page faults are shared out: the 9.9 MB frame of
-/// docs/BENCHMARKS.md reads in 2.4–4.1 ms on two threads against 4.1–4.7
-/// ms for `std::fs::read` (five runs each), and `cbloom decode --bits-only`
-/// of it takes about 0.5 ms less (medians of alternating runs, less in
-/// four rounds of five, about equal in the other; docs/BENCHMARKS.md). None for a small file, anything
-/// else than a regular file, or a file whose length changed while it was
-/// read: the caller then reads it the ordinary way (which also reports the
+/// buffer's page faults are shared out. `cbloom decode --bits-only` of the
+/// 9.9 MB frame of docs/BENCHMARKS.md ("Decoding block by block") took
+/// about 0.5 ms less with it than with `std::fs::read`, and 1.5 ms less
+/// again once the buffer came zeroed from the allocator (22.2–23.2 ms,
+/// against 20.9–21.4 for `zstd -d`). None for a small file, anything else
+/// than a regular file, or a file whose length changed while it was read:
+/// the caller then reads it the ordinary way (which also reports the
 /// errors).
 #[cfg(unix)]
 fn read_in_parallel(path: &Path) -> Option<Vec<u8>> {
