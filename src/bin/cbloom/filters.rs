@@ -423,9 +423,9 @@ pub(crate) struct DecodeArgs {
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let limits = a.limits.limits();
-    if compressed_bloom::format::header::parse(&data, &limits)
-        .is_ok_and(|h| stream::streams_bits(&h))
-    {
+    // The header's errors are decode_any's first ones.
+    let header = compressed_bloom::format::header::parse(&data, &limits)?;
+    if stream::streams_bits(&header) {
         // Block by block, never the whole array in memory. The header, the
         // limits and the CRC are checked before the output is opened, and a
         // file is replaced only if every block decodes (write_with).
@@ -466,25 +466,10 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
         );
         return Ok(());
     }
-    let f = match compressed_bloom::decode_any(&data, &a.limits.limits())? {
-        AnyFilter::Standard(f) => f,
-        AnyFilter::Partitioned(p) => {
-            let out = if a.bits_only {
-                p.bits().to_bytes()
-            } else {
-                // The raw type of the same kind: the bit array, uncoded.
-                compressed_bloom::format::encode_partitioned_raw(&p)
-            };
-            write_all(&a.output, &out)?;
-            eprintln!(
-                "decoded partitioned m={} k={}: {} -> {} bytes",
-                p.params().m,
-                p.params().k,
-                data.len(),
-                out.len()
-            );
-            return Ok(());
-        }
+    // Standard and partitioned arrays were streamed above: what is left
+    // are the kinds without a single bit array, Squid digests, and frames
+    // that are not full filters (decode_any's error).
+    match compressed_bloom::decode_any(&data, &limits)? {
         AnyFilter::Sparse(s) => {
             // A list of positions has no raw frame: its uncompressed form
             // is the positions, one per line.
@@ -505,7 +490,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 s.params().k,
                 s.count_ones()
             );
-            return Ok(());
+            Ok(())
         }
         AnyFilter::Scalable(f) => {
             if a.bits_only {
@@ -524,7 +509,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 data.len(),
                 out.len()
             );
-            return Ok(());
+            Ok(())
         }
         AnyFilter::Counting(c) => {
             let out = if a.bits_only {
@@ -541,7 +526,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 data.len(),
                 out.len()
             );
-            return Ok(());
+            Ok(())
         }
         AnyFilter::Squid(d) => {
             let out = if a.bits_only {
@@ -557,30 +542,10 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 data.len(),
                 out.len()
             );
-            return Ok(());
+            Ok(())
         }
-        other => return Err(format!("cannot decode a {} filter", other.kind().name()).into()),
-    };
-    // Streamed from the filter's words: no second copy of the array.
-    let read = data.len();
-    drop(data);
-    let mut written = 0u64;
-    write_with(&a.output, |w| {
-        written = if a.bits_only {
-            compressed_bloom::format::stream::write_bits(&f, w)?
-        } else {
-            compressed_bloom::format::stream::write_raw_frame(&f, w)?
-        };
-        Ok(())
-    })?;
-    eprintln!(
-        "decoded m={} k={}: {} -> {} bytes",
-        f.m(),
-        f.k(),
-        read,
-        written
-    );
-    Ok(())
+        other => Err(format!("cannot decode a {} filter here", other.kind().name()).into()),
+    }
 }
 
 #[derive(Args)]
