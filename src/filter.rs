@@ -241,18 +241,9 @@ impl BloomFilter {
     /// Bad parameters, wrong length, or ones in the padding past bit m − 1.
     pub fn from_bytes(params: FilterParams, n: u64, bytes: &[u8]) -> Result<Self, FilterError> {
         params.validate()?;
-        if bytes.len() as u64 != params.byte_len() {
-            return Err(FilterError::BitArrayLength {
-                m: params.m,
-                expected: params.byte_len(),
-                actual: bytes.len() as u64,
-            });
-        }
+        check_packed(&params, bytes)?;
         let mut words = zeroed_words(params.word_len())?;
         words_from_le_bytes(&mut words, bytes);
-        if !padding_is_clear(params.m, &words) {
-            return Err(FilterError::PaddingBitsSet { m: params.m });
-        }
         Ok(BloomFilter { params, n, words })
     }
 
@@ -468,6 +459,25 @@ pub(crate) fn padding_is_clear(m: u64, words: &[u64]) -> bool {
         Some(&last) if used != 0 => last >> used == 0,
         _ => true,
     }
+}
+
+/// Checks a packed bit array (the bytes of [`BloomFilter::to_bytes`]) for
+/// the filter `params` describes: exactly ⌈m/8⌉ bytes, and the bits past m
+/// in the last one 0. [`BloomFilter::from_bytes`] and the block-by-block
+/// writer of raw frames (`format::stream`) both check this.
+pub(crate) fn check_packed(params: &FilterParams, bytes: &[u8]) -> Result<(), FilterError> {
+    if bytes.len() as u64 != params.byte_len() {
+        return Err(FilterError::BitArrayLength {
+            m: params.m,
+            expected: params.byte_len(),
+            actual: bytes.len() as u64,
+        });
+    }
+    let used = (params.m % 8) as u32;
+    if bytes.last().is_some_and(|&b| used != 0 && b >> used != 0) {
+        return Err(FilterError::PaddingBitsSet { m: params.m });
+    }
+    Ok(())
 }
 
 /// A zeroed word vector, reporting allocation failure instead of aborting.

@@ -30,7 +30,9 @@
 use super::header::{self, FilterKind, FilterType, HeaderFields};
 use super::{DecodeError, DecodeLimits};
 use crate::coder::{self, BLOCK_BITS};
-use crate::filter::{padding_is_clear, words_from_le_bytes, zeroed_words, BloomFilter};
+use crate::filter::{
+    check_packed, padding_is_clear, words_from_le_bytes, zeroed_words, BloomFilter,
+};
 use crate::wire::varint;
 use std::io::{self, Read, Write};
 use thiserror::Error;
@@ -573,19 +575,8 @@ fn put_payload_bits(
     let at = h.header_len;
     let in_payload = |source| StreamError::from(DecodeError::Payload { offset: at, source });
     if h.filter_type == FilterType::Raw {
-        // Already the bytes: check them as BloomFilter::from_bytes does.
-        if payload.len() as u64 != bytes {
-            return Err(DecodeError::from(crate::FilterError::BitArrayLength {
-                m,
-                expected: bytes,
-                actual: payload.len() as u64,
-            })
-            .into());
-        }
-        let used = (m % 8) as u32;
-        if payload.last().is_some_and(|&b| used != 0 && b >> used != 0) {
-            return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
-        }
+        // Already the bytes: checked as BloomFilter::from_bytes checks them.
+        check_packed(&h.params, payload).map_err(DecodeError::from)?;
         return Ok(put(payload)?);
     }
     // Every block but the last is whole words; the last is cut to the
