@@ -42,12 +42,12 @@ fn side_mask(base: &[u64], m: u64, i: usize, side: Side) -> u64 {
 }
 
 /// A mask of the low `count` bits (all 64 for `count` >= 64).
+#[inline(always)]
 fn low_mask(count: u64) -> u64 {
-    if count >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << count).wrapping_sub(1)
-    }
+    // 64 − c <= 64; a shift by 64 (c = 0) is None, so no branch on c's
+    // value is needed (a conditional move).
+    let c = count.min(64) as u32;
+    u64::MAX.checked_shr(64u32.wrapping_sub(c)).unwrap_or(0)
 }
 
 /// Number of bits in the part of `side` (the count of the base's 0s or 1s).
@@ -180,15 +180,19 @@ fn byte_prefix(x: u64) -> u64 {
 fn select_in_word(mask: u64, prefix: u64, j: u32) -> u32 {
     let jj = u64::from(j & 63).wrapping_mul(B);
     let le = ((jj | H).wrapping_sub(prefix)) & H;
-    // At most 8 flags: byte < 8 when j < popcount(mask), clamped otherwise.
-    let byte = (((le >> 7).wrapping_mul(B) >> 56) as u32).min(7);
+    // At most 8 flags: byte < 8 when j < popcount(mask); otherwise the
+    // mask keeps it in range (8 becomes 0) without a compare.
+    let byte = ((le >> 7).wrapping_mul(B) >> 56) as u32 & 7;
     let shift = byte.wrapping_mul(8);
     // Set bits in the bytes below `byte` (prefix shifted up one byte).
     let below = ((prefix << 8) >> shift) as u32 & 0xFF;
     let b = ((mask >> shift) & 0xFF) as usize;
     let sel = SELECT_IN_BYTE
         .get(b)
-        .and_then(|row| row.get(j.wrapping_sub(below) as usize))
+        // The rank inside the byte is below 8 for a valid j; the mask keeps
+        // the index in the row without a branch for any j (a branch here
+        // would be taken at random for the 0 chunks the scatter selects in).
+        .and_then(|row| row.get((j.wrapping_sub(below) & 7) as usize))
         .copied()
         .unwrap_or(0);
     shift.wrapping_add(u32::from(sel)) & 63
@@ -205,21 +209,19 @@ fn deposit_sparse(mut src: u64, mask: u64, prefix: u64) -> u64 {
     out
 }
 
-/// `count` (≤ 64) bits of `words` from bit `at`, as the low bits of a u64.
+/// `count` (≤ 64) bits of `words` from bit `at`, as the low bits of a u64
+/// (a funnel shift: no branch on the bit offset, which is as good as random
+/// in the scatter).
+#[inline(always)]
 fn bits_at(words: &[u64], at: u64, count: u32) -> u64 {
-    if count == 0 {
-        return 0;
-    }
     let i = (at / 64) as usize;
     let shift = (at % 64) as u32;
     let lo = words.get(i).copied().unwrap_or(0) >> shift;
-    // shift < 64 and count <= 64: the sums and differences below cannot
-    // overflow, and 64 − shift is a valid shift when shift != 0.
-    let hi = if shift != 0 && shift.wrapping_add(count) > 64 {
-        words.get(i.wrapping_add(1)).copied().unwrap_or(0) << 64u32.wrapping_sub(shift)
-    } else {
-        0
-    };
+    // Two shifts, by 1 and by 63 − shift (both below 64), put the next
+    // word's low bits above the 64 − shift taken from this one, and shift
+    // them out entirely when shift is 0. Bits past `count` are masked off,
+    // so reading the next word when the bits end in this one is harmless.
+    let hi = (words.get(i.wrapping_add(1)).copied().unwrap_or(0) << 1) << 63u32.wrapping_sub(shift);
     (lo | hi) & low_mask(u64::from(count))
 }
 
@@ -235,13 +237,9 @@ pub(crate) struct PartReader<'b, 'a> {
     /// Bits to skip at the front of the next block decoded (the starting
     /// bit's offset in its block; 0 after the first block).
     skip: u64,
-    /// The part bit that `buf` starts with.
-    origin: u64,
     /// Bits in `buf`, and the next one to read (at <= bits).
     bits: u64,
     at: u64,
-    /// The part bit the reader started at.
-    start: u64,
 }
 
 impl<'b, 'a> PartReader<'b, 'a> {
@@ -252,45 +250,8 @@ impl<'b, 'a> PartReader<'b, 'a> {
             buf: Vec::new(),
             next: usize::try_from(start / BLOCK_BITS).unwrap_or(usize::MAX),
             skip: start % BLOCK_BITS,
-            origin: 0,
             bits: 0,
             at: 0,
-            start,
-        }
-    }
-
-    /// Moves to the next set bit of the part at or after the read position
-    /// and returns its part position, or `None` if the part has none left
-    /// (every block up to the part's end has then been decoded). The bits
-    /// passed over are 0. Each buffer word is scanned at most once per call
-    /// that reaches it, and every call either returns or loads a block.
-    ///
-    /// # Errors
-    /// The error of a block decoded on the way.
-    pub(crate) fn next_one(&mut self) -> Result<Option<u64>, CoderError> {
-        loop {
-            if self.at < self.bits {
-                let mut i = (self.at / 64) as usize;
-                let mut w = self.buf.get(i).copied().unwrap_or(0) & (u64::MAX << (self.at % 64));
-                loop {
-                    if w != 0 {
-                        // i < buf.len() <= 2^17, and bits past `bits` are
-                        // 0, so the position is below `bits`.
-                        self.at = ((i as u64) << 6).wrapping_add(u64::from(w.trailing_zeros()));
-                        return Ok(Some(self.origin.saturating_add(self.at)));
-                    }
-                    i = i.wrapping_add(1);
-                    match self.buf.get(i) {
-                        Some(&x) => w = x,
-                        None => break,
-                    }
-                }
-                self.at = self.bits;
-            }
-            if self.blocks.is_none_or(|b| self.next >= b.len()) {
-                return Ok(None);
-            }
-            self.load()?;
         }
     }
 
@@ -339,7 +300,6 @@ impl<'b, 'a> PartReader<'b, 'a> {
             return Err(CoderError::UnexpectedEnd { offset: 0 });
         };
         self.bits = blocks.decode_into(self.next, &mut self.buf)?;
-        self.origin = (self.next as u64).saturating_mul(BLOCK_BITS);
         self.next = self.next.saturating_add(1);
         let skip = core::mem::take(&mut self.skip);
         self.at = skip.min(self.bits);
@@ -356,8 +316,18 @@ impl<'b, 'a> PartReader<'b, 'a> {
 /// of the m-bit filter from word `w0` on (the inverse of [`gather`]): word i
 /// takes the next popcount of its base 0s from `zeros` and of its base 1s
 /// from `ones`, and deposits each at its mask's positions. Both readers
-/// start at the first part bit word `w0` takes. `out` must be zeroed. On
-/// error, the side whose block failed.
+/// start at the first part bit word `w0` takes. Every word of `out` is
+/// written. On error, the side whose block failed (the first word in
+/// filter order that needs a bad block, zeros before ones in one word).
+///
+/// One pass over the words, both sides at once, with no branch that
+/// depends on the data in the common case: a word's chunk of each part is
+/// read with a funnel shift, and a chunk of at most one set bit (most words
+/// of a sparse change) is placed by one broadword select whose result is
+/// masked off when the chunk is 0. Only chunks of two bits or more take
+/// [`deposit`]'s loop. The work is one step per word plus one per changed
+/// bit past the first in a word, never more than a deposit per word
+/// (docs/HARDENING.md, "Cost").
 pub(crate) fn scatter(
     base: &[u64],
     m: u64,
@@ -366,66 +336,84 @@ pub(crate) fn scatter(
     zeros: &mut PartReader<'_, '_>,
     ones: &mut PartReader<'_, '_>,
 ) -> Result<(), (Side, CoderError)> {
-    scatter_side(base, m, w0, out, zeros, Side::Zeros).map_err(|e| (Side::Zeros, e))?;
-    scatter_side(base, m, w0, out, ones, Side::Ones).map_err(|e| (Side::Ones, e))
-}
-
-/// One side of [`scatter`]. It goes from one set bit of the part to the
-/// next, not word by word: a rank cursor walks the base's words (one
-/// popcount each) to the word that holds the set bit, and that word's chunk
-/// of the part is deposited at once. A word with no change costs one
-/// popcount, and a changed word one read and one deposit, so the work is
-/// proportional to the words plus the changed words (docs/HARDENING.md,
-/// "Cost"); a dense part (many changes per word) costs no more than one
-/// deposit per word. Stops at the first set bit past the range (it belongs
-/// to the next range) or at the part's end.
-fn scatter_side(
-    base: &[u64],
-    m: u64,
-    w0: usize,
-    out: &mut [u64],
-    reader: &mut PartReader<'_, '_>,
-    side: Side,
-) -> Result<(), CoderError> {
-    let side_of = |j: usize| {
-        let mask = side_mask(base, m, w0.saturating_add(j), side);
-        (mask, u64::from(mask.count_ones()))
-    };
-    if out.is_empty() {
-        return Ok(());
-    }
-    // The cursor: out[j] (filter word w0 + j), whose side bits are part
-    // bits [before, before + count). Every part bit below the reader's
-    // position has been deposited or is 0, and before <= that position.
+    // Words below m / 64 hold 64 filter bits (no padding to mask off).
+    let full = usize::try_from(m / 64).unwrap_or(usize::MAX);
     let mut j = 0usize;
-    let mut before = reader.start;
-    let (mut mask, mut count) = side_of(j);
-    while let Some(q) = reader.next_one()? {
-        // q >= the reader's position >= before: no wrap.
-        while q.wrapping_sub(before) >= count {
-            before = before.wrapping_add(count);
-            j = j.wrapping_add(1);
-            if j >= out.len() {
-                // The set bit belongs to a later range.
-                return Ok(());
-            }
-            (mask, count) = side_of(j);
-        }
-        // before <= q < before + count <= before + 64, and the part bits in
-        // [before, q) are 0: read from q to the word's end.
-        let off = q.wrapping_sub(before) as u32;
-        let chunk = reader.take((count as u32).wrapping_sub(off))? << off;
-        if let Some(o) = out.get_mut(j) {
-            *o |= deposit(chunk, mask);
-        }
-        // The reader is now at the next word's first part bit, so the next
-        // set bit moves the cursor on; after the range's last word there is
-        // nothing left here to look for (and no further block to decode).
-        if j.wrapping_add(1) >= out.len() {
-            return Ok(());
-        }
+    while j < out.len() {
+        let i = w0.saturating_add(j);
+        // As many words as both readers' decoded blocks can serve.
+        let words = base.get(i..full.max(i)).unwrap_or_default();
+        let rest = out.get_mut(j..).unwrap_or_default();
+        let done = scatter_full_words(words, rest, zeros, ones);
+        j = j.saturating_add(done);
+        let i = w0.saturating_add(j);
+        let Some(o) = out.get_mut(j) else { break };
+        // One word by the general path: the filter's last word, or one
+        // whose part bits run into a block not decoded yet.
+        let ([z, one], _) = word_masks(base, m, i);
+        let (pz, po) = (byte_prefix(z), byte_prefix(one));
+        // The cumulative count in a prefix's top byte is the popcount.
+        let a = zeros
+            .take((pz >> 56) as u32)
+            .map_err(|e| (Side::Zeros, e))?;
+        let b = ones.take((po >> 56) as u32).map_err(|e| (Side::Ones, e))?;
+        *o = place(a, z, pz) | place(b, one, po);
+        j = j.saturating_add(1);
     }
     Ok(())
+}
+
+/// The byte prefix (see [`byte_prefix`]) of a byte of all ones in every
+/// byte: 8, 16, ..., 64. For a full word w, byte_prefix(!w) is this minus
+/// byte_prefix(w), byte by byte without borrows.
+const FULL_PREFIX: u64 = 0x4038_3028_2018_1008;
+
+/// The inner loop of [`scatter`]: full filter words `base` (64 bits each)
+/// into `out`, while each reader's current block holds the word's part
+/// bits. Returns the number of words done; the readers are moved past
+/// their bits.
+fn scatter_full_words(
+    base: &[u64],
+    out: &mut [u64],
+    zeros: &mut PartReader<'_, '_>,
+    ones: &mut PartReader<'_, '_>,
+) -> usize {
+    let (zb, mut za, zbits) = (zeros.buf.as_slice(), zeros.at, zeros.bits);
+    let (ob, mut oa, obits) = (ones.buf.as_slice(), ones.at, ones.bits);
+    let mut done = 0usize;
+    for (o, &w) in out.iter_mut().zip(base) {
+        let po = byte_prefix(w);
+        let pz = FULL_PREFIX.wrapping_sub(po);
+        let (co, cz) = (po >> 56, pz >> 56);
+        // at <= bits throughout, so the differences do not wrap.
+        if cz > zbits.wrapping_sub(za) || co > obits.wrapping_sub(oa) {
+            break;
+        }
+        let a = bits_at(zb, za, cz as u32);
+        let b = bits_at(ob, oa, co as u32);
+        // za + cz <= zbits, oa + co <= obits: no overflow.
+        za = za.wrapping_add(cz);
+        oa = oa.wrapping_add(co);
+        *o = place(a, !w, pz) | place(b, w, po);
+        done = done.wrapping_add(1);
+    }
+    zeros.at = za;
+    ones.at = oa;
+    done
+}
+
+/// [`deposit`] of `src` (at most popcount(mask) low bits) at `mask`, whose
+/// [`byte_prefix`] is `prefix`, without a branch when src has at most one
+/// set bit.
+#[inline(always)]
+fn place(src: u64, mask: u64, prefix: u64) -> u64 {
+    if src & src.wrapping_sub(1) != 0 {
+        return deposit(src, mask);
+    }
+    // src is 0 or a single bit: select its position (for src = 0, j = 64
+    // selects some position, which the mask below drops).
+    let at = select_in_word(mask, prefix, src.trailing_zeros());
+    (1u64 << at) & 0u64.wrapping_sub(u64::from(src != 0))
 }
 
 #[cfg(test)]
@@ -554,9 +542,9 @@ mod tests {
         }
     }
 
-    /// The scatter jumps from change to change, but it still decodes every
-    /// block of a part: a corrupt last block behind the last change is an
-    /// error, whichever range (thread) it falls in.
+    /// Every block of a part is decoded, even one that holds no change: a
+    /// corrupt last block behind the last change is an error, whichever
+    /// range (thread) it falls in.
     #[test]
     fn a_corrupt_block_after_the_last_change_is_found() {
         let m = 2 * BLOCK_BITS + 4096;
