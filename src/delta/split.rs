@@ -150,6 +150,16 @@ fn deposit(src: u64, mask: u64) -> u64 {
             1u64 << select_in_word(mask, prefix, src.trailing_zeros())
         };
     }
+    deposit_many(src, mask, prefix)
+}
+
+/// [`deposit`] of a `src` with two set bits or more (and none past
+/// popcount(mask)), given the mask's [`byte_prefix`].
+fn deposit_many(src: u64, mask: u64, prefix: u64) -> u64 {
+    if mask == u64::MAX {
+        return src;
+    }
+    let need = (prefix >> 56) as u32;
     if src.count_ones() > need / 2 {
         mask & !deposit_sparse(!src & low_mask(u64::from(need)), mask, prefix)
     } else {
@@ -408,7 +418,7 @@ fn scatter_full_words(
 #[inline(always)]
 fn place(src: u64, mask: u64, prefix: u64) -> u64 {
     if src & src.wrapping_sub(1) != 0 {
-        return deposit(src, mask);
+        return deposit_many(src, mask, prefix);
     }
     // src is 0 or a single bit: select its position (for src = 0, j = 64
     // selects some position, which the mask below drops).
