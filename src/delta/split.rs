@@ -128,33 +128,20 @@ const SELECT_IN_BYTE: [[u8; 8]; 256] = {
 };
 
 /// Places the low `popcount(mask)` bits of `src` at the set positions of
-/// `mask`, lowest first (the software `pdep`). It walks whichever of src's
-/// 1s and 0s are fewer, one branch-free select per bit (at most 32 per
-/// word), and takes no step at all for a mask of all ones (a base word of
-/// one value) or a source of all 0s or all 1s, so a conditional delta costs
-/// time in proportion to its changed bits, not to m (docs/HARDENING.md,
-/// "Cost").
+/// `mask`, lowest first (the software `pdep`): [`place`] with the mask's
+/// prefix, the form the tests check against a bit-at-a-time reference.
+#[cfg(test)]
 fn deposit(src: u64, mask: u64) -> u64 {
-    if mask == u64::MAX {
-        return src;
-    }
     let prefix = byte_prefix(mask);
-    // The cumulative count in the top byte is popcount(mask).
-    let need = (prefix >> 56) as u32;
-    let src = src & low_mask(u64::from(need));
-    if src & src.wrapping_sub(1) == 0 {
-        // One bit (the common case of a sparse change), or none.
-        return if src == 0 {
-            0
-        } else {
-            1u64 << select_in_word(mask, prefix, src.trailing_zeros())
-        };
-    }
-    deposit_many(src, mask, prefix)
+    place(src & low_mask(prefix >> 56), mask, prefix)
 }
 
-/// [`deposit`] of a `src` with two set bits or more (and none past
-/// popcount(mask)), given the mask's [`byte_prefix`].
+/// The deposit of a `src` with two set bits or more (and none past
+/// popcount(mask)), given the mask's [`byte_prefix`]. It walks whichever of
+/// src's 1s and 0s are fewer, one branch-free select per bit (at most 32
+/// per word), and takes no step at all for a mask of all ones (a base word
+/// of 0s) or a source of all 1s, so a conditional delta costs time in
+/// proportion to its changed bits, not to m (docs/HARDENING.md, "Cost").
 fn deposit_many(src: u64, mask: u64, prefix: u64) -> u64 {
     if mask == u64::MAX {
         return src;
@@ -208,7 +195,7 @@ fn select_in_word(mask: u64, prefix: u64, j: u32) -> u32 {
     shift.wrapping_add(u32::from(sel)) & 63
 }
 
-/// [`deposit`] one set bit of `src` at a time: the j-th bit of src goes to
+/// The deposit of one set bit of `src` at a time: the j-th bit of src goes to
 /// the j-th set bit of mask.
 fn deposit_sparse(mut src: u64, mask: u64, prefix: u64) -> u64 {
     let mut out = 0u64;
@@ -335,7 +322,7 @@ impl<'b, 'a> PartReader<'b, 'a> {
 /// read with a funnel shift, and a chunk of at most one set bit (most words
 /// of a sparse change) is placed by one broadword select whose result is
 /// masked off when the chunk is 0. Only chunks of two bits or more take
-/// [`deposit`]'s loop. The work is one step per word plus one per changed
+/// [`deposit_many`]. The work is one step per word plus one per changed
 /// bit past the first in a word, never more than a deposit per word
 /// (docs/HARDENING.md, "Cost").
 pub(crate) fn scatter(
@@ -412,9 +399,10 @@ fn scatter_full_words(
     done
 }
 
-/// [`deposit`] of `src` (at most popcount(mask) low bits) at `mask`, whose
-/// [`byte_prefix`] is `prefix`, without a branch when src has at most one
-/// set bit.
+/// Places the low `popcount(mask)` bits of `src` (it has no others) at the
+/// set positions of `mask`, lowest first (the software `pdep`), given the
+/// mask's [`byte_prefix`]: without a branch when src has at most one set
+/// bit, else by [`deposit_many`].
 #[inline(always)]
 fn place(src: u64, mask: u64, prefix: u64) -> u64 {
     if src & src.wrapping_sub(1) != 0 {
