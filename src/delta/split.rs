@@ -540,6 +540,40 @@ mod tests {
         }
     }
 
+    /// The ones part across a block boundary too (a base of density 3/4, so
+    /// its ones part is longer than a block while its zeros part is not),
+    /// with changes of every chunk size: the fast path hands each reader's
+    /// block crossing to the checked path and resumes after it.
+    #[test]
+    fn scatter_crosses_blocks_of_either_part() {
+        let m = BLOCK_BITS + BLOCK_BITS / 2 + 77;
+        let mut s = 9u64;
+        for (dense_base, dense_xor) in [(true, false), (false, true), (true, true)] {
+            let base: Vec<u64> = words(m, &mut s, false)
+                .into_iter()
+                .zip(words(m, &mut s, false))
+                .map(|(a, b)| if dense_base { a | b } else { a & b })
+                .collect();
+            let mut base = base;
+            if let Some(last) = base.last_mut() {
+                *last &= (1u64 << (m % 64)) - 1;
+            }
+            let xor = words(m, &mut s, !dense_xor);
+            let (zp, zl) = gather(&xor, &base, m, Side::Zeros);
+            let (op, ol) = gather(&xor, &base, m, Side::Ones);
+            let longer = if dense_base { ol } else { zl };
+            assert!(longer > BLOCK_BITS, "{longer}");
+            let (zc, oc) = (coded(&zp, zl), coded(&op, ol));
+            let n = base.len();
+            for cut in [1usize, n / 3, n / 2 + 1, n - 1] {
+                let mut out = vec![0u64; n];
+                scatter_range(&base, m, (0, cut), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
+                scatter_range(&base, m, (cut, n), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
+                assert!(out == xor, "cut {cut} dense_base {dense_base} dense_xor {dense_xor}");
+            }
+        }
+    }
+
     /// Every block of a part is decoded, even one that holds no change: a
     /// corrupt last block behind the last change is an error, whichever
     /// range (thread) it falls in.
