@@ -1,5 +1,6 @@
 //! Time to apply a conditional delta on the 17.5 MB filter (m = 1.4·10^8,
-//! n = 10^7, k = 2) after 5% of the keys changed: median of 9 applies.
+//! n = 10^7, k = 2) after 5% of the keys changed (or the fraction in the
+//! environment variable CHURN): median of 9 applies.
 //!
 //!     cargo run --release --example cond_apply_time
 use compressed_bloom::{delta, BloomFilter, DecodeLimits, FilterParams};
@@ -8,9 +9,16 @@ use std::time::Instant;
 fn main() {
     let p = FilterParams::new(140_000_000, 2, 1);
     let (mut old, mut new) = (BloomFilter::new(p).unwrap(), BloomFilter::new(p).unwrap());
+    // Keys changed: 5% by default, or CHURN (a fraction) from the
+    // environment.
+    let churn: f64 = std::env::var("CHURN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.05);
+    let shift = (churn * 10_000_000.0) as u64;
     for i in 0..10_000_000u64 {
         old.insert(&i.to_le_bytes());
-        new.insert(&(i + 500_000).to_le_bytes());
+        new.insert(&(i + shift).to_le_bytes());
     }
     let only = std::env::args().nth(1);
     for (name, frame) in [

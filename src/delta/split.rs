@@ -369,34 +369,174 @@ const FULL_PREFIX: u64 = 0x4038_3028_2018_1008;
 /// into `out`, while each reader's current block holds the word's part
 /// bits. Returns the number of words done; the readers are moved past
 /// their bits.
+///
+/// Words go in batches of [`BATCH`], each by one of two loops, chosen by
+/// how many words of the previous batch took a change: the branch-free
+/// loop of [`dense_batch`] where many do (a branch on "this word changes"
+/// would go either way at random), and the skipping loop of
+/// [`sparse_batch`] where few do (the branch is then predicted, and a word
+/// without a change costs a popcount and two compares instead of two reads
+/// and two selects). On the 17.5 MB filter (`cond_apply_time` with
+/// CHURN=0.0005 and 0.005), the skipping batches took the conditional apply
+/// of a 0.05% key churn from 14.9–15.3 ms to 9.3–13.4 ms, and of a 0.5%
+/// churn from 16.1–20.2 ms to 12.8–15.5 ms; at 5% it did not move.
 fn scatter_full_words(
     base: &[u64],
     out: &mut [u64],
     zeros: &mut PartReader<'_, '_>,
     ones: &mut PartReader<'_, '_>,
 ) -> usize {
-    let (zb, mut za, zbits) = (zeros.buf.as_slice(), zeros.at, zeros.bits);
-    let (ob, mut oa, obits) = (ones.buf.as_slice(), ones.at, ones.bits);
+    let mut cur = Cursor {
+        zb: zeros.buf.as_slice(),
+        za: zeros.at,
+        zbits: zeros.bits,
+        ob: ones.buf.as_slice(),
+        oa: ones.at,
+        obits: ones.bits,
+        // Not known yet: a position below the readers' makes the first
+        // sparse batch look for them.
+        nz: 0,
+        no: 0,
+    };
     let mut done = 0usize;
-    for (o, &w) in out.iter_mut().zip(base) {
+    // Start with the branch-free loop; it is never much slower.
+    let mut changed = BATCH;
+    loop {
+        let end = done.saturating_add(BATCH).min(out.len()).min(base.len());
+        let (Some(o), Some(w)) = (out.get_mut(done..end), base.get(done..end)) else {
+            break;
+        };
+        if o.is_empty() {
+            break;
+        }
+        let (n, c) = if changed.saturating_mul(8) < BATCH {
+            sparse_batch(&mut cur, w, o)
+        } else {
+            dense_batch(&mut cur, w, o)
+        };
+        done = done.saturating_add(n);
+        changed = c;
+        if n < o.len() {
+            // A reader's block ends inside this batch.
+            break;
+        }
+    }
+    zeros.at = cur.za;
+    ones.at = cur.oa;
+    done
+}
+
+/// Words per batch of [`scatter_full_words`].
+const BATCH: usize = 64;
+
+/// Both readers' decoded blocks and positions, for the batches.
+struct Cursor<'s> {
+    zb: &'s [u64],
+    za: u64,
+    zbits: u64,
+    ob: &'s [u64],
+    oa: u64,
+    obits: u64,
+    /// The next set bit of each part at or after its reader, found by a
+    /// sparse batch and kept while the reader has not passed it (a batch
+    /// that looked it up again would scan the same run of 0s each time).
+    nz: u64,
+    no: u64,
+}
+
+impl Cursor<'_> {
+    /// For full base word `w`: its byte prefixes (ones, zeros) and its part
+    /// bit counts (ones, zeros), or `None` if a reader's block ends before
+    /// the word's bits do.
+    #[inline(always)]
+    fn word(&self, w: u64) -> Option<(u64, u64, u64, u64)> {
         let po = byte_prefix(w);
         let pz = FULL_PREFIX.wrapping_sub(po);
         let (co, cz) = (po >> 56, pz >> 56);
         // at <= bits throughout, so the differences do not wrap.
-        if cz > zbits.wrapping_sub(za) || co > obits.wrapping_sub(oa) {
-            break;
+        if cz > self.zbits.wrapping_sub(self.za) || co > self.obits.wrapping_sub(self.oa) {
+            return None;
         }
-        let a = bits_at(zb, za, cz as u32);
-        let b = bits_at(ob, oa, co as u32);
-        // za + cz <= zbits, oa + co <= obits: no overflow.
-        za = za.wrapping_add(cz);
-        oa = oa.wrapping_add(co);
-        *o = place(a, !w, pz) | place(b, w, po);
+        Some((po, pz, co, cz))
+    }
+
+    /// Places word `w`'s chunks of both parts and moves past them.
+    #[inline(always)]
+    fn place_word(&mut self, w: u64, (po, pz, co, cz): (u64, u64, u64, u64)) -> u64 {
+        let a = bits_at(self.zb, self.za, cz as u32);
+        let b = bits_at(self.ob, self.oa, co as u32);
+        // za + cz <= zbits, oa + co <= obits (checked by `word`): no overflow.
+        self.za = self.za.wrapping_add(cz);
+        self.oa = self.oa.wrapping_add(co);
+        place(a, !w, pz) | place(b, w, po)
+    }
+}
+
+/// The branch-free loop: every word is read and placed. Returns the words
+/// done and how many of them changed.
+fn dense_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, usize) {
+    let (mut done, mut changed) = (0usize, 0usize);
+    for (o, &w) in out.iter_mut().zip(base) {
+        let Some(counts) = cur.word(w) else { break };
+        *o = cur.place_word(w, counts);
+        changed = changed.wrapping_add(usize::from(*o != 0));
         done = done.wrapping_add(1);
     }
-    zeros.at = za;
-    ones.at = oa;
-    done
+    (done, changed)
+}
+
+/// The skipping loop: the next set bit of each part is known, and a word
+/// whose chunks end before both is written as 0 without reading them.
+fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, usize) {
+    if cur.za > cur.nz || cur.za == 0 {
+        cur.nz = next_one(cur.zb, cur.za, cur.zbits);
+    }
+    if cur.oa > cur.no || cur.oa == 0 {
+        cur.no = next_one(cur.ob, cur.oa, cur.obits);
+    }
+    let (mut nz, mut no) = (cur.nz, cur.no);
+    let (mut done, mut changed) = (0usize, 0usize);
+    for (o, &w) in out.iter_mut().zip(base) {
+        let Some(counts @ (_, _, co, cz)) = cur.word(w) else { break };
+        // Checked by `word`: no overflow.
+        let (ez, eo) = (cur.za.wrapping_add(cz), cur.oa.wrapping_add(co));
+        if ez <= nz && eo <= no {
+            cur.za = ez;
+            cur.oa = eo;
+            *o = 0;
+        } else {
+            *o = cur.place_word(w, counts);
+            changed = changed.wrapping_add(1);
+            if cur.za > nz {
+                nz = next_one(cur.zb, cur.za, cur.zbits);
+            }
+            if cur.oa > no {
+                no = next_one(cur.ob, cur.oa, cur.obits);
+            }
+        }
+        done = done.wrapping_add(1);
+    }
+    (cur.nz, cur.no) = (nz, no);
+    (done, changed)
+}
+
+/// The position of the first set bit of `words` at or after `from`, or
+/// `bits` if there is none before it (bits past `bits` are 0).
+fn next_one(words: &[u64], from: u64, bits: u64) -> u64 {
+    let mut i = (from / 64) as usize;
+    let mut w = words.get(i).copied().unwrap_or(0) & (u64::MAX << (from % 64));
+    loop {
+        if w != 0 {
+            // i < words.len() <= 2^17: no overflow.
+            let at = ((i as u64) << 6).wrapping_add(u64::from(w.trailing_zeros()));
+            return at.min(bits);
+        }
+        i = i.wrapping_add(1);
+        match words.get(i) {
+            Some(&x) => w = x,
+            None => return bits,
+        }
+    }
 }
 
 /// Places the low `popcount(mask)` bits of `src` (it has no others) at the
@@ -548,7 +688,7 @@ mod tests {
     fn scatter_crosses_blocks_of_either_part() {
         let m = BLOCK_BITS + BLOCK_BITS / 2 + 77;
         let mut s = 9u64;
-        for (dense_base, dense_xor) in [(true, false), (false, true), (true, true)] {
+        for (dense_base, xor_kind) in [(true, 0), (false, 1), (true, 1), (true, 2), (false, 2)] {
             let base: Vec<u64> = words(m, &mut s, false)
                 .into_iter()
                 .zip(words(m, &mut s, false))
@@ -558,7 +698,31 @@ mod tests {
             if let Some(last) = base.last_mut() {
                 *last &= (1u64 << (m % 64)) - 1;
             }
-            let xor = words(m, &mut s, !dense_xor);
+            // 0: density 1/8, 1: 1/2 (every word changes: the branch-free
+            // batches); 2: about one change per 4,096 bits with dense
+            // patches (the skipping batches, switching to the branch-free
+            // ones and back, across the blocks).
+            let xor = match xor_kind {
+                0 | 1 => words(m, &mut s, xor_kind == 0),
+                _ => {
+                    let mut x: Vec<u64> = (0..base.len())
+                        .map(|i| {
+                            let v = lcg(&mut s);
+                            if i % 50_000 < 300 {
+                                v
+                            } else if v % 64 == 0 {
+                                1 << (v >> 58)
+                            } else {
+                                0
+                            }
+                        })
+                        .collect();
+                    if let Some(last) = x.last_mut() {
+                        *last &= (1u64 << (m % 64)) - 1;
+                    }
+                    x
+                }
+            };
             let (zp, zl) = gather(&xor, &base, m, Side::Zeros);
             let (op, ol) = gather(&xor, &base, m, Side::Ones);
             let longer = if dense_base { ol } else { zl };
@@ -569,7 +733,7 @@ mod tests {
                 let mut out = vec![0u64; n];
                 scatter_range(&base, m, (0, cut), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
                 scatter_range(&base, m, (cut, n), [(&zc, zl), (&oc, ol)], &mut out).unwrap();
-                assert!(out == xor, "cut {cut} dense_base {dense_base} dense_xor {dense_xor}");
+                assert!(out == xor, "cut {cut} dense_base {dense_base} xor {xor_kind}");
             }
         }
     }
