@@ -338,7 +338,8 @@ impl<'a> Blocks<'a> {
         })
     }
 
-    /// Number of blocks.
+    /// Number of blocks (for the block-by-block writer of `format::stream`).
+    #[cfg(feature = "std")]
     pub(crate) fn len(&self) -> usize {
         self.ranges.len()
     }
