@@ -257,25 +257,32 @@ fn encode_lanes<const LANES: usize>(
         }
         encode_step(&syms[usize::from(byte)], &mut xs[j % LANES], &mut buf, &mut k);
     }
-    for &w in words[..full / 8].iter().rev() {
-        // Written out so that every lane index is a constant and the
-        // states stay in registers.
-        let mut code = |lane: usize, shift: u32| {
-            let s = &syms[usize::from((w >> shift) as u8)];
-            encode_step(s, &mut xs[lane], &mut buf, &mut k);
-        };
-        code(7 % LANES, 56);
-        code(6 % LANES, 48);
-        code(5 % LANES, 40);
-        code(4 % LANES, 32);
-        code(3 % LANES, 24);
-        code(2 % LANES, 16);
-        code(1 % LANES, 8);
-        code(0, 0);
-        if k > EMIT_BUF - 8 {
-            rev.extend_from_slice(&buf[..k]);
-            k = 0;
+    rev.extend_from_slice(&buf[..k]);
+    k = 0;
+    // Chunks of CHUNK_WORDS words (8 steps each, at most one emitted word
+    // per step) between flushes: the inner loop makes no call, so the
+    // compiler keeps the states in registers through it (with a flush
+    // check after every word, the call on its rare path made it split each
+    // new state into partial sums kept on the stack).
+    for chunk in words[..full / 8].rchunks(CHUNK_WORDS) {
+        for &w in chunk.iter().rev() {
+            // Written out so that every lane index is a constant and the
+            // states stay in registers.
+            let mut code = |lane: usize, shift: u32| {
+                let s = &syms[usize::from((w >> shift) as u8)];
+                encode_step(s, &mut xs[lane], &mut buf, &mut k);
+            };
+            code(7 % LANES, 56);
+            code(6 % LANES, 48);
+            code(5 % LANES, 40);
+            code(4 % LANES, 32);
+            code(3 % LANES, 24);
+            code(2 % LANES, 16);
+            code(1 % LANES, 8);
+            code(0, 0);
         }
+        rev.extend_from_slice(&buf[..k]);
+        k = 0;
     }
     rev.extend_from_slice(&buf[..k]);
     let emitted = rev.len();
@@ -289,14 +296,19 @@ fn encode_lanes<const LANES: usize>(
 }
 
 /// Slots of the encoder's emit buffer (at most one word per byte, flushed
-/// after every 8 bytes).
-const EMIT_BUF: usize = 256;
+/// after every [`CHUNK_WORDS`] words: 2 KiB).
+const EMIT_BUF: usize = 8 * CHUNK_WORDS;
+
+/// Words the encoder codes between flushes of its emit buffer.
+const CHUNK_WORDS: usize = 64;
+const _: () = assert!(EMIT_BUF.is_power_of_two());
 
 /// One encode step of a byte with symbol `s` on state `x` (I1: L ≤ x <
 /// 2^63 before and after), writing the word it may emit to `buf[*k]`.
-// Encoder: it codes the caller's own filter; *k stays below EMIT_BUF (the
-// caller flushes after every 8 steps while *k <= EMIT_BUF − 8), and the
-// state arithmetic is bounded as commented inline.
+// Encoder: it codes the caller's own filter; *k stays below EMIT_BUF at
+// every write (the caller flushes after every EMIT_BUF steps, and *k grows
+// by at most one per step), and the state arithmetic is bounded as
+// commented inline.
 #[inline(always)]
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 fn encode_step(s: &EncSym, x: &mut u64, buf: &mut [u32; EMIT_BUF], k: &mut usize) {
@@ -304,7 +316,9 @@ fn encode_step(s: &EncSym, x: &mut u64, buf: &mut [u32; EMIT_BUF], k: &mut usize
     // stays below 2^63 (branch-free: the word is written always and kept
     // only when emitted).
     let emit = *x >= s.emit_at;
-    buf[*k] = *x as u32;
+    // *k < EMIT_BUF, a power of two: the mask changes nothing and spares a
+    // bounds check (and its panic path's registers) on every step.
+    buf[*k & (EMIT_BUF - 1)] = *x as u32;
     *k += usize::from(emit);
     let y = *x >> (u32::from(emit) << 5);
     // y < 2^63, so 2y fits in 64 bits.
