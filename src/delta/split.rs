@@ -360,8 +360,8 @@ pub(crate) fn scatter(
     Ok(())
 }
 
-/// The byte prefix (see [`byte_prefix`]) of a byte of all ones in every
-/// byte: 8, 16, ..., 64. For a full word w, byte_prefix(!w) is this minus
+/// The byte prefix (see [`byte_prefix`]) of a word of all ones: 8, 16, ...,
+/// 64. For a full word w, byte_prefix(!w) is this minus
 /// byte_prefix(w), byte by byte without borrows.
 const FULL_PREFIX: u64 = 0x4038_3028_2018_1008;
 
