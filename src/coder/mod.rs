@@ -237,9 +237,14 @@ pub fn encode_with_threads(words: &[u64], m: u64, out: &mut Vec<u8>, threads: us
     }
 }
 
-/// Maps runs of consecutive `items` through `f` on up to `threads` threads
-/// (one run per thread, in order) and concatenates the results: the
-/// encoders' way of coding blocks in parallel.
+/// Maps `items` through `f` on up to `threads` threads and concatenates
+/// the results in item order: the encoders' way of coding blocks in
+/// parallel. Each thread takes the next item not yet taken (a shared
+/// counter), so threads finish together even when the items differ in
+/// size: with fixed runs, the 9 blocks of the 17.5 MB filter split 5 : 4,
+/// and the last block being a third of the others, one thread coded 5
+/// blocks' worth while the other coded 3.3 (two-thread type-4 encode
+/// 818 MB/s against 507 on one).
 pub(crate) fn map_threaded<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
@@ -247,12 +252,23 @@ pub(crate) fn map_threaded<T: Sync, R: Send>(
 ) -> Vec<R> {
     #[cfg(feature = "std")]
     if threads > 1 && items.len() >= 2 {
-        let chunk = items.len().div_ceil(threads);
-        let f = &f;
-        return std::thread::scope(|s| {
-            let handles: Vec<_> = items
-                .chunks(chunk)
-                .map(|c| s.spawn(move || f(c)))
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let (f, next) = (&f, &next);
+        let mut done: Vec<(usize, Vec<R>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.min(items.len()))
+                .map(|_| {
+                    s.spawn(move || {
+                        let mut got = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            // None once every item is taken.
+                            let Some(item) = items.get(i..=i) else { break };
+                            got.push((i, f(item)));
+                        }
+                        got
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
@@ -260,6 +276,8 @@ pub(crate) fn map_threaded<T: Sync, R: Send>(
                 .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
+        done.sort_unstable_by_key(|&(i, _)| i);
+        return done.into_iter().flat_map(|(_, r)| r).collect();
     }
     let _ = threads;
     f(items)
@@ -667,6 +685,27 @@ fn decode_jobs_threaded<J: Send>(
 mod tests {
     use super::*;
     use crate::math::log2_binomial;
+
+    /// The results come back in item order whatever the thread count and
+    /// however the items' costs differ (a slow item must not reorder them).
+    #[test]
+    fn map_threaded_keeps_item_order() {
+        let items: Vec<u64> = (0..37).collect();
+        let want: Vec<u64> = items.iter().map(|x| x * 3).collect();
+        for threads in [1, 2, 3, 8, 64] {
+            let got = map_threaded(&items, threads, |run| {
+                run.iter()
+                    .map(|&x| {
+                        if x % 5 == 0 {
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                        }
+                        x * 3
+                    })
+                    .collect()
+            });
+            assert_eq!(got, want, "{threads} threads");
+        }
+    }
 
     /// splitmix64, a fixed-seed generator for test bit arrays.
     pub(super) fn splitmix(state: &mut u64) -> u64 {
