@@ -138,14 +138,10 @@ fn sub_block_ones(words: &[u64], m: u64, threads: usize) -> Vec<u64> {
     let sub = 1u64 << DEFAULT_BLOCK_LOG;
     let blocks: Vec<u64> = (0..block_count(m, DEFAULT_BLOCK_LOG)).collect();
     // Counted on the encoder's threads: it is a pass over the whole array.
-    super::map_threaded(&blocks, threads, |run| {
-        run.iter()
-            .map(|&b| {
-                let from = b.saturating_mul(sub);
-                let to = from.saturating_add(sub).min(m);
-                block::count_ones_range(words, from, to)
-            })
-            .collect()
+    super::map_threaded(&blocks, threads, |(): &mut (), &b| {
+        let from = b.saturating_mul(sub);
+        let to = from.saturating_add(sub).min(m);
+        block::count_ones_range(words, from, to)
     })
 }
 
@@ -263,24 +259,23 @@ pub(crate) fn encode_parts(words: &[u64], m: u64, threads: usize, choice: Choice
             (from, bits, ones, mode)
         })
         .collect();
-    let streams = super::map_threaded(&blocks, threads, |run| {
-        let mut scratch = block::Scratch::default();
-        let mut rev = Vec::new();
-        run.iter()
-            .map(|&(from, bits, ones, mode)| {
-                let mut v = Vec::new();
-                // Blocks start at multiples of 2^16 bits: whole words.
-                let words = words.get((from / 64) as usize..).unwrap_or_default();
-                if ones != 0 && ones != bits {
-                    match mode {
-                        Mode::Runs => block::encode_block_fixed(words, bits, ones, &mut v, &mut scratch),
-                        Mode::Bytes => bytes::encode_block(words, bits, ones, &mut v, &mut rev),
-                    }
+    // Each thread keeps one set of scratch buffers for its blocks.
+    let streams = super::map_threaded(
+        &blocks,
+        threads,
+        |(scratch, rev): &mut (block::Scratch, Vec<u32>), &(from, bits, ones, mode)| {
+            let mut v = Vec::new();
+            // Blocks start at multiples of 2^16 bits: whole words.
+            let words = words.get((from / 64) as usize..).unwrap_or_default();
+            if ones != 0 && ones != bits {
+                match mode {
+                    Mode::Runs => block::encode_block_fixed(words, bits, ones, &mut v, scratch),
+                    Mode::Bytes => bytes::encode_block(words, bits, ones, &mut v, rev),
                 }
-                v
-            })
-            .collect()
-    });
+            }
+            v
+        },
+    );
     let mut table = vec![log];
     for (i, (&(_, _, ones, mode), s)) in blocks.iter().zip(&streams).enumerate() {
         table.push(mode.id());
