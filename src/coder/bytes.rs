@@ -284,7 +284,6 @@ fn encode_lanes<const LANES: usize>(
         rev.extend_from_slice(&buf[..k]);
         k = 0;
     }
-    rev.extend_from_slice(&buf[..k]);
     let emitted = rev.len();
     out.reserve(8 * LANES + emitted * 4);
     for x in &xs {
