@@ -521,7 +521,11 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
 }
 
 /// The position of the first set bit of `words` at or after `from`, or
-/// `bits` if there is none before it (bits past `bits` are 0).
+/// `bits` if there is none before it (bits past `bits` are 0). The run
+/// coder's encoder has the same scan (`block::next_bit`), written for its
+/// own arrays with unchecked indexing; a panic-free version shared by both
+/// made that encoder 5% slower (202–215 against 191–202 MB/s, alternating),
+/// so the decoder side keeps this one.
 fn next_one(words: &[u64], from: u64, bits: u64) -> u64 {
     let mut i = (from / 64) as usize;
     let mut w = words.get(i).copied().unwrap_or(0) & (u64::MAX << (from % 64));
