@@ -317,12 +317,13 @@ impl<'b, 'a> PartReader<'b, 'a> {
 /// written. On error, the side whose block failed (the first word in
 /// filter order that needs a bad block, zeros before ones in one word).
 ///
-/// One pass over the words, both sides at once, with no branch that
-/// depends on the data in the common case: a word's chunk of each part is
-/// read with a funnel shift, and a chunk of at most one set bit (most words
-/// of a sparse change) is placed by one broadword select whose result is
-/// masked off when the chunk is 0. Only chunks of two bits or more take
-/// [`deposit_many`]. The work is one step per word plus one per changed
+/// One pass over the words, both sides at once: a word's chunk of each
+/// part is read with a funnel shift, and a chunk of at most one set bit
+/// (most words of a sparse change) is placed by one broadword select whose
+/// result is masked off when the chunk is 0, without a branch. Only chunks
+/// of two bits or more take [`deposit_many`]. Where changes are rare, words
+/// without one skip the reads and selects (the batches of
+/// [`scatter_full_words`]). The work is one step per word plus one per changed
 /// bit past the first in a word, never more than a deposit per word
 /// (docs/HARDENING.md, "Cost").
 pub(crate) fn scatter(
