@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "common/late_block.rs"]
-mod late_block;
+mod common;
+use common::late_block;
 
 fn cbloom(args: &[&str], stdin: Option<&[u8]>) -> Output {
     use std::io::Write;

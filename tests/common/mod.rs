@@ -2,6 +2,8 @@
 
 use quickcheck::{Gen, QuickCheck};
 
+pub mod late_block;
+
 /// A QuickCheck runner with a fixed seed, so failures reproduce. Vectors
 /// have at most 100 elements (quickcheck's default size); integers span
 /// their whole range.
