@@ -614,15 +614,21 @@ fn scatter_parts(
     let threads = coder::threads_for(coder::block_count(m));
     // Range t is words [n·t/T, n·(t+1)/T); n < 2^50, so n·t cannot overflow.
     let bound = |t: usize| n.saturating_mul(t).checked_div(threads).unwrap_or(0);
+    let bounds: Vec<(usize, usize)> = (0..threads)
+        .map(|t| (bound(t), bound(t.saturating_add(1))))
+        .collect();
+    // The 1s of each range, counted on the threads that will scatter them
+    // (a serial pass took 1.1 ms of a 6 ms apply on the 17.5 MB filter).
+    let counts = coder::map_threaded(&bounds, threads, |(): &mut (), &(a, b)| {
+        let range = words.get(a..b).unwrap_or_default();
+        // At most 2^56 bits: the sum cannot overflow.
+        range.iter().map(|w| u64::from(w.count_ones())).sum::<u64>()
+    });
     // (first word, word count, 1s of the base before it) of each range.
     let mut ranges = Vec::with_capacity(threads);
     let mut ones = 0u64;
-    for t in 0..threads {
-        let (a, b) = (bound(t), bound(t.saturating_add(1)));
+    for (&(a, b), count) in bounds.iter().zip(counts) {
         ranges.push((a, b.saturating_sub(a), ones));
-        let range = words.get(a..b).unwrap_or_default();
-        // At most 2^56 bits: the sum cannot overflow.
-        let count: u64 = range.iter().map(|w| u64::from(w.count_ones())).sum();
         ones = ones.saturating_add(count);
     }
     if ones != layout.base_ones {

@@ -170,17 +170,19 @@ fn byte_prefix(x: u64) -> u64 {
 
 /// Position of the j-th (from 0) set bit of `mask`, whose [`byte_prefix`]
 /// is `prefix`; j must be below popcount(mask) (else the answer is some
-/// position, never a panic). Broadword select: the target byte is the number
-/// of bytes whose cumulative count is <= j (a SWAR comparison, each byte
-/// (128 + j) − prefix_b >= 64 so no borrow crosses bytes, then a
-/// multiplication sums the flags), and a table selects inside the byte.
+/// position, never a panic). Broadword select: the target byte is the first
+/// whose cumulative count exceeds j (a SWAR comparison and a
+/// trailing-zeros count), and a table selects inside the byte.
 fn select_in_word(mask: u64, prefix: u64, j: u32) -> u32 {
-    let jj = u64::from(j & 63).wrapping_mul(B);
-    let le = ((jj | H).wrapping_sub(prefix)) & H;
-    // At most 8 flags: byte < 8 when j < popcount(mask); otherwise the
-    // mask keeps it in range (8 becomes 0) without a compare.
-    let byte = ((le >> 7).wrapping_mul(B) >> 56) as u32 & 7;
-    let shift = byte.wrapping_mul(8);
+    // Byte b's flag (its top bit) is set when prefix_b > j: 127 − j (which
+    // is 127 XOR j for j < 64) is at least 64 and prefix_b at most 64, so
+    // no byte's sum carries into the next.
+    let gt = prefix.wrapping_add(u64::from((j & 63) ^ 127).wrapping_mul(B)) & H;
+    // The cumulative counts only grow, so the first flagged byte holds the
+    // j-th set bit: its flag is bit 8·byte + 7, and `& 0x38` gives 8·byte
+    // (and 0 when no byte is flagged, j >= popcount(mask): trailing_zeros
+    // is then 64).
+    let shift = gt.trailing_zeros() & 0x38;
     // Set bits in the bytes below `byte` (prefix shifted up one byte).
     let below = ((prefix << 8) >> shift) as u32 & 0xFF;
     let b = ((mask >> shift) & 0xFF) as usize;
@@ -487,7 +489,11 @@ fn dense_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, u
 }
 
 /// The skipping loop: the next set bit of each part is known, and a word
-/// whose chunks end before both is written as 0 without reading them.
+/// whose chunks end before both is written as 0 without reading them. Whole
+/// groups of [`GROUP`] such words go at once: one popcount sum over the
+/// group (a fixed-size loop the compiler unrolls and vectorises) moves both
+/// readers past it, so a run of unchanged words costs about two cycles a
+/// word, not a byte-prefix count and two compares each.
 fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, usize) {
     if cur.za > cur.nz || cur.za == 0 {
         cur.nz = next_one(cur.zb, cur.za, cur.zbits);
@@ -495,31 +501,52 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
     if cur.oa > cur.no || cur.oa == 0 {
         cur.no = next_one(cur.ob, cur.oa, cur.obits);
     }
-    let (mut nz, mut no) = (cur.nz, cur.no);
     let (mut done, mut changed) = (0usize, 0usize);
-    for (o, &w) in out.iter_mut().zip(base) {
-        let Some(counts @ (_, _, co, cz)) = cur.word(w) else { break };
-        // Checked by `word`: no overflow.
-        let (ez, eo) = (cur.za.wrapping_add(cz), cur.oa.wrapping_add(co));
-        if ez <= nz && eo <= no {
-            cur.za = ez;
-            cur.oa = eo;
-            *o = 0;
-        } else {
-            *o = cur.place_word(w, counts);
-            changed = changed.wrapping_add(1);
-            if cur.za > nz {
-                nz = next_one(cur.zb, cur.za, cur.zbits);
-            }
-            if cur.oa > no {
-                no = next_one(cur.ob, cur.oa, cur.obits);
+    let mut groups = base.chunks(GROUP).zip(out.chunks_mut(GROUP));
+    for (ws, os) in groups.by_ref() {
+        if let Ok(group) = <&[u64; GROUP]>::try_from(ws) {
+            // At most 64·GROUP ones: no overflow.
+            let ones: u64 = group.iter().map(|w| u64::from(w.count_ones())).sum();
+            let zeros = (64 * GROUP as u64).wrapping_sub(ones);
+            let (ez, eo) = (cur.za.wrapping_add(zeros), cur.oa.wrapping_add(ones));
+            // nz <= zbits and no <= obits, so both chunks lie in the
+            // readers' blocks.
+            if ez <= cur.nz && eo <= cur.no {
+                cur.za = ez;
+                cur.oa = eo;
+                os.fill(0);
+                done = done.wrapping_add(GROUP);
+                continue;
             }
         }
-        done = done.wrapping_add(1);
+        for (o, &w) in os.iter_mut().zip(ws) {
+            let Some(counts @ (_, _, co, cz)) = cur.word(w) else {
+                return (done, changed);
+            };
+            // Checked by `word`: no overflow.
+            let (ez, eo) = (cur.za.wrapping_add(cz), cur.oa.wrapping_add(co));
+            if ez <= cur.nz && eo <= cur.no {
+                cur.za = ez;
+                cur.oa = eo;
+                *o = 0;
+            } else {
+                *o = cur.place_word(w, counts);
+                changed = changed.wrapping_add(1);
+                if cur.za > cur.nz {
+                    cur.nz = next_one(cur.zb, cur.za, cur.zbits);
+                }
+                if cur.oa > cur.no {
+                    cur.no = next_one(cur.ob, cur.oa, cur.obits);
+                }
+            }
+            done = done.wrapping_add(1);
+        }
     }
-    (cur.nz, cur.no) = (nz, no);
     (done, changed)
 }
+
+/// Words that [`sparse_batch`] skips at once when none of them changes.
+const GROUP: usize = 8;
 
 /// The position of the first set bit of `words` at or after `from`, or
 /// `bits` if there is none before it (bits past `bits` are 0). The run
@@ -530,6 +557,21 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
 fn next_one(words: &[u64], from: u64, bits: u64) -> u64 {
     let mut i = (from / 64) as usize;
     let mut w = words.get(i).copied().unwrap_or(0) & (u64::MAX << (from % 64));
+    if w == 0 {
+        // Runs of 0 words go eight at a time (an OR the compiler
+        // vectorises): the zeros part of a sparse change is mostly 0s.
+        i = i.wrapping_add(1);
+        while let Some(group) = words
+            .get(i..i.wrapping_add(GROUP))
+            .and_then(|g| <&[u64; GROUP]>::try_from(g).ok())
+        {
+            if group.iter().fold(0, |a, &x| a | x) != 0 {
+                break;
+            }
+            i = i.wrapping_add(GROUP);
+        }
+        w = words.get(i).copied().unwrap_or(0);
+    }
     loop {
         if w != 0 {
             // i < words.len() <= 2^17: no overflow.
@@ -655,6 +697,72 @@ mod tests {
                     assert_eq!(out, xor, "m={m} sparse={sparse} runs={runs}");
                 }
             }
+        }
+    }
+
+    /// A change so sparse that the skipping batches run, skip whole groups
+    /// of words and scan long runs of 0 part words: changes at the first and
+    /// last word of groups and batches, on either side, alone in their
+    /// group, next to one another, and none for hundreds of words.
+    #[test]
+    fn sparse_changes_skip_groups_and_runs() {
+        let mut s = 11u64;
+        let m = 64 * 3000 + 37;
+        let check = |base: &[u64], xor: &[u64], bounds: &[usize]| {
+            let (zp, zl) = gather(xor, base, m, Side::Zeros);
+            let (op, ol) = gather(xor, base, m, Side::Ones);
+            let (zc, oc) = (coded(&zp, zl), coded(&op, ol));
+            let mut out = vec![u64::MAX; base.len()];
+            for pair in bounds.windows(2) {
+                scatter_range(base, m, (pair[0], pair[1]), [(&zc, zl), (&oc, ol)], &mut out)
+                    .unwrap();
+            }
+            assert_eq!(out, xor, "ranges {bounds:?}");
+        };
+        let base = words(m, &mut s, false);
+        let n = base.len();
+        let mut xor = vec![0u64; n];
+        // (word, a change at its last base 0, at its last base 1): the
+        // groups of 1015 and 1023 hold no other change, so a skip that
+        // overran its last part bit by one would miss it.
+        for (word, zero, one) in [
+            (0, true, true),
+            (7, false, true),
+            (8, true, false),
+            (63, true, true),
+            (64, true, false),
+            (65, false, true),
+            (72, true, true),
+            (200, false, true),
+            (1000, true, false),
+            (1015, false, true),
+            (1023, true, false),
+            (2999, true, true),
+        ] {
+            let w: u64 = base[word];
+            if zero {
+                xor[word] |= 1 << (63 - (!w).leading_zeros());
+            }
+            if one {
+                xor[word] |= 1 << (63 - w.leading_zeros());
+            }
+        }
+        xor[n - 1] |= 1 << 36;
+        for bounds in [vec![0, n], vec![0, 5, 8, 100, 1001, n], vec![0, 1500, n]] {
+            check(&base, &xor, &bounds);
+        }
+        // And at random: a few changed bits anywhere (so at every offset in
+        // a group, a batch and a run of 0 part words), random cuts.
+        for _ in 0..200 {
+            let sparse = lcg(&mut s) % 2 == 0;
+            let base = words(m, &mut s, sparse);
+            let mut xor = vec![0u64; n];
+            for _ in 0..1 + lcg(&mut s) % 6 {
+                let bit = lcg(&mut s) % m;
+                xor[(bit / 64) as usize] |= 1 << (bit % 64);
+            }
+            let cut = (lcg(&mut s) % n as u64) as usize;
+            check(&base, &xor, &[0, cut, n]);
         }
     }
 
