@@ -507,7 +507,7 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
         if let Ok(group) = <&[u64; GROUP]>::try_from(ws) {
             // At most 64·GROUP ones: no overflow.
             let ones: u64 = group.iter().map(|w| u64::from(w.count_ones())).sum();
-            let zeros = (64 * GROUP as u64).wrapping_sub(ones);
+            let zeros = GROUP_BITS.wrapping_sub(ones);
             let (ez, eo) = (cur.za.wrapping_add(zeros), cur.oa.wrapping_add(ones));
             // nz <= zbits and no <= obits, so both chunks lie in the
             // readers' blocks.
@@ -547,6 +547,9 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
 
 /// Words that [`sparse_batch`] skips at once when none of them changes.
 const GROUP: usize = 8;
+
+/// Filter bits in a group.
+const GROUP_BITS: u64 = 64 * GROUP as u64;
 
 /// The position of the first set bit of `words` at or after `from`, or
 /// `bits` if there is none before it (bits past `bits` are 0). The run
