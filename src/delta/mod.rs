@@ -81,6 +81,23 @@ impl Digester {
     }
 
     fn update(&mut self, words: &[u64]) {
+        // The words' own bytes are the packed array's on a little-endian
+        // machine: hashed in place (a copy of each chunk into a byte buffer
+        // took 1 ms of a 5 ms delta apply on the 17.5 MB filter).
+        #[cfg(target_endian = "little")]
+        {
+            let bytes: &[u8] = bytemuck::cast_slice(words);
+            let bytes = bytes.get(..self.left).unwrap_or(bytes);
+            self.h.update(bytes);
+            self.left = self.left.saturating_sub(bytes.len());
+        }
+        #[cfg(not(target_endian = "little"))]
+        self.update_copied(words);
+    }
+
+    /// [`Self::update`] by way of a little-endian copy of each chunk.
+    #[cfg_attr(target_endian = "little", allow(dead_code))]
+    fn update_copied(&mut self, words: &[u64]) {
         let mut buf = [0u8; 8 * Self::CHUNK_WORDS];
         for chunk in words.chunks(Self::CHUNK_WORDS) {
             for (slot, w) in buf.chunks_exact_mut(8).zip(chunk) {
@@ -565,14 +582,21 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
     Ok(DeltaSummary { header: d, parts })
 }
 
+/// A delta decoded against its base: the plain delta's decoder yields the
+/// XOR, the conditional delta's scatter the result itself.
+enum Decoded {
+    Xor(Vec<u64>),
+    Result(Vec<u64>),
+}
+
 /// Checks that `base` (whose digest is `base_digest`) is the filter the
-/// delta names, then decodes the XOR.
-fn checked_xor(
+/// delta names, then decodes the delta.
+fn checked_decode(
     base: &BloomFilter,
     base_digest: u64,
     data: &[u8],
     d: &DeltaHeader,
-) -> Result<Vec<u64>, DecodeError> {
+) -> Result<Decoded, DecodeError> {
     let h = &d.frame;
     if h.params != *base.params() {
         return Err(DecodeError::ParamsMismatch {
@@ -588,12 +612,13 @@ fn checked_xor(
     }
     let Some(layout) = d.parts else {
         let (at, len) = plain_span(h);
-        return format::decode_coded(frame_slice(data, at, len)?, &h.params, at);
+        return format::decode_coded(frame_slice(data, at, len)?, &h.params, at).map(Decoded::Xor);
     };
-    scatter_parts(base, data, h, &layout)
+    scatter_parts(base, data, h, &layout).map(Decoded::Result)
 }
 
-/// Decodes a conditional delta's two parts into the XOR, given the base. The
+/// Decodes a conditional delta's two parts over the base into the result
+/// (the base XOR the change). The
 /// filter's words are cut into one range per thread (up to one per core for
 /// arrays of two coder blocks or more); each range finds where its part bits
 /// start from the base's ranks, which one popcount pass (the same that checks
@@ -929,7 +954,15 @@ pub fn decode_xor(
 ) -> Result<(DeltaHeader, BloomFilter), DecodeError> {
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Standard)?;
-    let words = checked_xor(base, digest(base), data, &d)?;
+    let words = match checked_decode(base, digest(base), data, &d)? {
+        Decoded::Xor(words) => words,
+        Decoded::Result(mut words) => {
+            for (w, b) in words.iter_mut().zip(base.as_words()) {
+                *w ^= b;
+            }
+            words
+        }
+    };
     Ok((
         d,
         BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words),
@@ -1029,18 +1062,27 @@ fn apply_checked_kind(
     kind: FilterKind,
 ) -> Result<u64, DecodeError> {
     expect_kind(d, kind)?;
-    let mut words = checked_xor(base, base_digest, data, d)?;
-    // One pass: XOR a chunk into the result and hash it while it is cached.
     let mut digester = Digester::new(&d.frame.params);
-    for (chunk, b) in words
-        .chunks_mut(Digester::CHUNK_WORDS)
-        .zip(base.as_words().chunks(Digester::CHUNK_WORDS))
-    {
-        for (w, b) in chunk.iter_mut().zip(b) {
-            *w ^= b;
+    let words = match checked_decode(base, base_digest, data, d)? {
+        Decoded::Xor(mut words) => {
+            // One pass: XOR a chunk into the result and hash it while it is
+            // cached.
+            for (chunk, b) in words
+                .chunks_mut(Digester::CHUNK_WORDS)
+                .zip(base.as_words().chunks(Digester::CHUNK_WORDS))
+            {
+                for (w, b) in chunk.iter_mut().zip(b) {
+                    *w ^= b;
+                }
+                digester.update(chunk);
+            }
+            words
         }
-        digester.update(chunk);
-    }
+        Decoded::Result(words) => {
+            digester.update(&words);
+            words
+        }
+    };
     let got = digester.finish();
     if got != d.result_digest {
         return Err(DecodeError::ResultMismatch {
@@ -1050,4 +1092,34 @@ fn apply_checked_kind(
     }
     *base = BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words);
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FilterParams;
+
+    /// Hashing the words in place and by way of a little-endian copy give
+    /// the same digest, in any chunking, when ⌈m/8⌉ ends inside the last
+    /// word (bytes past it are not hashed) and when it ends on a word.
+    #[test]
+    fn digest_in_place_equals_digest_of_the_copy() {
+        for m in [1u64, 8, 63, 64, 65, 4095, 4096 * 8 + 24, 100_003] {
+            let p = FilterParams::new(m, 3, 9);
+            let mut f = BloomFilter::new(p).unwrap();
+            for i in 0..m / 7 {
+                f.insert(&i.to_le_bytes());
+            }
+            let words = f.as_words();
+            for step in [1usize, 5, Digester::CHUNK_WORDS, usize::MAX] {
+                let (mut a, mut b) = (Digester::new(&p), Digester::new(&p));
+                for chunk in words.chunks(step.min(words.len().max(1))) {
+                    a.update(chunk);
+                    b.update_copied(chunk);
+                }
+                assert_eq!(a.finish(), b.finish(), "m={m} step={step}");
+                assert_eq!(a.finish(), digest(&f), "m={m} step={step}");
+            }
+        }
+    }
 }
