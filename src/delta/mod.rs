@@ -1005,8 +1005,9 @@ pub fn apply(
 /// keeps as `base_digest`; returns the new filter's digest, to keep for the
 /// next delta. A delta for another base is refused after the frame checks
 /// alone (header, limits, CRC: work proportional to the frame), without
-/// reading the base. The result's digest is computed in the same pass that
-/// builds the result.
+/// reading the base. The result's digest costs one pass over it: for a
+/// plain delta the same pass that XORs the base in, for a conditional one a
+/// pass after the scatter, which writes the result itself.
 ///
 /// If `base_digest` is not the digest of `base`, a delta for the filter
 /// `base_digest` names may be applied to `base`; the result then differs
