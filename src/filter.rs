@@ -452,6 +452,50 @@ pub(crate) fn words_from_le_bytes(words: &mut [u64], bytes: &[u8]) {
     }
 }
 
+/// Hands the first `len` bytes of `words` as little-endian bytes (the
+/// packed-array order) to `put`, in order: on a little-endian machine the
+/// words' own bytes, in one piece and without a copy; elsewhere by
+/// [`with_le_bytes_copied`]. The raw-frame writer and the filter digest
+/// both read the words this way.
+pub(crate) fn with_le_bytes<E>(
+    words: &[u64],
+    len: usize,
+    mut put: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    #[cfg(target_endian = "little")]
+    {
+        let bytes: &[u8] = bytemuck::cast_slice(words);
+        put(bytes.get(..len).unwrap_or(bytes))
+    }
+    #[cfg(not(target_endian = "little"))]
+    with_le_bytes_copied(words, len, put)
+}
+
+/// [`with_le_bytes`] by way of a little-endian copy of each 4 KiB chunk
+/// (the path of big-endian machines; the tests check both agree).
+#[cfg_attr(all(target_endian = "little", not(test)), allow(dead_code))]
+pub(crate) fn with_le_bytes_copied<E>(
+    words: &[u64],
+    len: usize,
+    mut put: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    const CHUNK_WORDS: usize = 512;
+    let mut buf = [0u8; 8 * CHUNK_WORDS];
+    let mut left = len;
+    for chunk in words.chunks(CHUNK_WORDS) {
+        if left == 0 {
+            break;
+        }
+        for (slot, w) in buf.chunks_exact_mut(8).zip(chunk) {
+            slot.copy_from_slice(&w.to_le_bytes());
+        }
+        let take = chunk.len().saturating_mul(8).min(left);
+        put(buf.get(..take).unwrap_or_default())?;
+        left = left.saturating_sub(take);
+    }
+    Ok(())
+}
+
 /// True when no bit at position >= m is set in `words`.
 pub(crate) fn padding_is_clear(m: u64, words: &[u64]) -> bool {
     let used = (m & 63) as u32;

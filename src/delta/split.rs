@@ -316,8 +316,8 @@ impl<'b, 'a> PartReader<'b, 'a> {
 /// on (the inverse of [`gather`]): word i takes the next popcount of its
 /// base 0s from `zeros` and of its base 1s from `ones`, and deposits each at
 /// its mask's positions. Writing the result rather than the XOR spares the
-/// apply a pass over m (an unchanged word is a copy of the base's). Both readers
-/// start at the first part bit word `w0` takes. Every word of `out` is
+/// apply a pass over m (an unchanged word is a copy of the base's). Both
+/// readers start at the first part bit word `w0` takes. Every word of `out` is
 /// written. On error, the side whose block failed (the first word in
 /// filter order that needs a bad block, zeros before ones in one word).
 ///
@@ -466,6 +466,22 @@ impl Cursor<'_> {
         Some((po, pz, co, cz))
     }
 
+    /// Moves the readers past `zeros` and `ones` part bits if they all
+    /// come before each part's next set bit (so the words they belong to do
+    /// not change); else false, with nothing done. nz <= zbits and
+    /// no <= obits, so bits passed this way lie in the readers' blocks.
+    #[inline(always)]
+    fn skip(&mut self, zeros: u64, ones: u64) -> bool {
+        // Positions below 2^56, counts at most 64·GROUP: no overflow.
+        let (ez, eo) = (self.za.wrapping_add(zeros), self.oa.wrapping_add(ones));
+        if ez > self.nz || eo > self.no {
+            return false;
+        }
+        self.za = ez;
+        self.oa = eo;
+        true
+    }
+
     /// Places word `w`'s chunks of both parts and moves past them.
     #[inline(always)]
     fn place_word(&mut self, w: u64, (po, pz, co, cz): (u64, u64, u64, u64)) -> u64 {
@@ -493,7 +509,8 @@ fn dense_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, u
 }
 
 /// The skipping loop: the next set bit of each part is known, and a word
-/// whose chunks end before both is written as 0 without reading them. Whole
+/// whose chunks end before both is copied from the base without reading
+/// them. Whole
 /// groups of [`GROUP`] such words go at once: one popcount sum over the
 /// group (a fixed-size loop the compiler unrolls and vectorises) moves both
 /// readers past it, so a run of unchanged words costs about two cycles a
@@ -506,23 +523,14 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
         cur.no = next_one(cur.ob, cur.oa, cur.obits);
     }
     let (mut done, mut changed) = (0usize, 0usize);
-    let mut groups = base.chunks(GROUP).zip(out.chunks_mut(GROUP));
-    for (ws, os) in groups.by_ref() {
-        if let Ok(group) = <&[u64; GROUP]>::try_from(ws) {
+    for (ws, os) in base.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+        if let (Ok(group), Ok(dst)) = (<&[u64; GROUP]>::try_from(ws), <&mut [u64; GROUP]>::try_from(&mut *os)) {
             // At most 64·GROUP ones: no overflow.
             let ones: u64 = group.iter().map(|w| u64::from(w.count_ones())).sum();
-            let zeros = GROUP_BITS.wrapping_sub(ones);
-            let (ez, eo) = (cur.za.wrapping_add(zeros), cur.oa.wrapping_add(ones));
-            // nz <= zbits and no <= obits, so both chunks lie in the
-            // readers' blocks.
-            if ez <= cur.nz && eo <= cur.no {
-                cur.za = ez;
-                cur.oa = eo;
+            if cur.skip(GROUP_BITS.wrapping_sub(ones), ones) {
                 // A fixed-size copy, inlined (a slice copy is a call to
                 // memmove, 7% of a sparse apply's time for 64 bytes each).
-                if let Ok(dst) = <&mut [u64; GROUP]>::try_from(&mut *os) {
-                    *dst = *group;
-                }
+                *dst = *group;
                 done = done.wrapping_add(GROUP);
                 continue;
             }
@@ -531,11 +539,7 @@ fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, 
             let Some(counts @ (_, _, co, cz)) = cur.word(w) else {
                 return (done, changed);
             };
-            // Checked by `word`: no overflow.
-            let (ez, eo) = (cur.za.wrapping_add(cz), cur.oa.wrapping_add(co));
-            if ez <= cur.nz && eo <= cur.no {
-                cur.za = ez;
-                cur.oa = eo;
+            if cur.skip(cz, co) {
                 *o = w;
             } else {
                 *o = w ^ cur.place_word(w, counts);

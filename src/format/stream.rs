@@ -31,7 +31,7 @@ use super::header::{self, FilterKind, FilterType, HeaderFields};
 use super::{DecodeError, DecodeLimits};
 use crate::coder::{self, BLOCK_BITS};
 use crate::filter::{
-    check_packed, padding_is_clear, words_from_le_bytes, zeroed_words, BloomFilter,
+    check_packed, padding_is_clear, with_le_bytes, words_from_le_bytes, zeroed_words, BloomFilter,
 };
 use crate::wire::varint;
 use std::io::{self, Read, Write};
@@ -155,20 +155,10 @@ fn write_framed<W: Write, E: From<io::Error>>(
 }
 
 /// Hands the packed array (⌈m/8⌉ bytes: little-endian words, the last cut)
-/// to `put` in pieces of at most 64 KiB, so no copy of the array is made.
-fn put_bits(filter: &BloomFilter, mut put: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
-    let mut left = filter.params().byte_len();
-    let mut buf = Vec::with_capacity(CHUNK);
-    for chunk in filter.as_words().chunks(CHUNK / 8) {
-        buf.clear();
-        for w in chunk {
-            buf.extend_from_slice(&w.to_le_bytes());
-        }
-        let take = (buf.len() as u64).min(left) as usize;
-        put(buf.get(..take).unwrap_or_default())?;
-        left = left.saturating_sub(take as u64);
-    }
-    Ok(())
+/// to `put`, without a copy of the array ([`with_le_bytes`]).
+fn put_bits(filter: &BloomFilter, put: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    let len = usize::try_from(filter.params().byte_len()).unwrap_or(usize::MAX);
+    with_le_bytes(filter.as_words(), len, put)
 }
 
 /// Writes the packed bit array of `filter` (the bytes of
@@ -587,7 +577,7 @@ fn put_payload_bits(
             return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
         }
         let take = (words.len() as u64).saturating_mul(8).min(left);
-        put_words(words, take as usize, &mut put)?;
+        with_le_bytes(words, take as usize, &mut put)?;
         left = left.saturating_sub(take);
         Ok(())
     };
@@ -620,34 +610,5 @@ fn put_payload_bits(
         coder::stream_blocks(count, threads, decode, |i, words| {
             sink(words, i.saturating_add(1) == count)
         })
-    }
-}
-
-/// Hands the first `len` bytes of `words`, as little-endian bytes, to
-/// `put`: on a little-endian machine the words' own bytes, with no copy.
-fn put_words(
-    words: &[u64],
-    len: usize,
-    put: &mut impl FnMut(&[u8]) -> io::Result<()>,
-) -> io::Result<()> {
-    #[cfg(target_endian = "little")]
-    {
-        let bytes: &[u8] = bytemuck::cast_slice(words);
-        put(bytes.get(..len).unwrap_or(bytes))
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        let mut buf = Vec::with_capacity(CHUNK);
-        let mut left = len;
-        for chunk in words.chunks(CHUNK / 8) {
-            buf.clear();
-            for x in chunk {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-            let take = buf.len().min(left);
-            put(buf.get(..take).unwrap_or_default())?;
-            left = left.saturating_sub(take);
-        }
-        Ok(())
     }
 }
