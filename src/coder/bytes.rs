@@ -21,8 +21,11 @@ use super::CoderError;
 
 /// Lower bound of a state (I1: L ≤ x < L·2^32).
 const L: u64 = 1 << 31;
-// The decoder's fast loop tests y < L as y >> 31 == 0.
-const _: () = assert!(L == 1 << 31);
+/// Byte b (bits 8b … 8b + 7) of a word is byte `b ^ NATIVE` of the word in
+/// memory: 0 on little-endian machines, 7 on big-endian ones. The fast
+/// loops read and write the bytes in memory, one load or store each, where
+/// shifts of the word cost two or three instructions more.
+const NATIVE: usize = if cfg!(target_endian = "big") { 7 } else { 0 };
 /// Slot bits per nibble table.
 const NIB_BITS: u32 = 12;
 /// Slot bits of a byte: the two nibble tables side by side.
@@ -272,10 +275,6 @@ fn encode_lanes<const LANES: usize>(
     // compiler keeps the states in registers through it (with a flush
     // check after every word, the call on its rare path made it split each
     // new state into partial sums kept on the stack).
-    // Bytes are read from memory, one load each (shifts of the word cost
-    // two or three instructions): byte b of a word is byte b ^ NATIVE of
-    // its memory, NATIVE being 0 on little-endian machines, 7 on big-endian.
-    const NATIVE: usize = if cfg!(target_endian = "big") { 7 } else { 0 };
     for chunk in words[..full / 8].rchunks(CHUNK_WORDS) {
         let bytes: &[u8] = bytemuck::cast_slice(chunk);
         for w in bytes.rchunks_exact(8) {
@@ -462,13 +461,11 @@ fn decode_lanes<const LANES: usize>(
     // compiler moved the nibble lookups behind it and spilled every slot
     // index to the stack (42 stack accesses per round, 16% slower).
     {
-        // The bytes are stored in memory order through a byte view of the
-        // words, one store a byte where a shift and an OR into the word
-        // cost two instructions more (775–785 against 866–878 MB/s on the
-        // 17.5 MB filter, one thread); then the words are put in native
-        // order (a no-op on little-endian machines). The round's reads are
-        // counted in words, which lets the compiler add the comparison's
-        // carry (881–908 MB/s).
+        // The bytes are stored through a byte view of the words ([`NATIVE`]):
+        // 866–878 against 775–785 MB/s for a shift and an OR per byte into
+        // the word, on the 17.5 MB filter, one thread. The round's reads
+        // are counted in words, which lets the compiler add the
+        // comparison's carry (881–908 MB/s).
         let fast = words.get_mut(..full_words).unwrap_or_default();
         let out: &mut [u8] = bytemuck::cast_slice_mut(fast);
         for o in out.chunks_exact_mut(8) {
@@ -479,9 +476,10 @@ fn decode_lanes<const LANES: usize>(
                 break;
             };
             let mut at = 0usize;
-            for (k, o) in o.iter_mut().enumerate() {
-                // k mod LANES < LANES: the lookup cannot miss.
-                let Some(x) = xs.get_mut(k % LANES) else {
+            for k in 0..8 {
+                // k mod LANES < LANES and k ^ NATIVE < 8: neither lookup
+                // can miss.
+                let (Some(x), Some(o)) = (xs.get_mut(k % LANES), o.get_mut(k ^ NATIVE)) else {
                     continue;
                 };
                 let (byte, y) = step(&table, *x, LANES <= 2);
@@ -498,9 +496,6 @@ fn decode_lanes<const LANES: usize>(
             }
             input.pos += at * 4;
             wi += 1;
-        }
-        for w in words.iter_mut().take(wi) {
-            *w = u64::from_le(*w);
         }
     }
     // The rest, one byte at a time with every check.

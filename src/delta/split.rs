@@ -510,11 +510,10 @@ fn dense_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, u
 
 /// The skipping loop: the next set bit of each part is known, and a word
 /// whose chunks end before both is copied from the base without reading
-/// them. Whole
-/// groups of [`GROUP`] such words go at once: one popcount sum over the
-/// group (a fixed-size loop the compiler unrolls and vectorises) moves both
-/// readers past it, so a run of unchanged words costs about two cycles a
-/// word, not a byte-prefix count and two compares each.
+/// them. Whole groups of [`GROUP`] such words go at once: one popcount sum
+/// over the group (a fixed-size loop the compiler unrolls and vectorises)
+/// moves both readers past it, so a run of unchanged words costs about two
+/// cycles a word, not a byte-prefix count and two compares each.
 fn sparse_batch(cur: &mut Cursor<'_>, base: &[u64], out: &mut [u64]) -> (usize, usize) {
     if cur.za > cur.nz || cur.za == 0 {
         cur.nz = next_one(cur.zb, cur.za, cur.zbits);
