@@ -668,7 +668,8 @@ fn decode_step(x: u32, f: u32, bias: u32, input: &mut Words<'_>) -> Result<u32, 
     input.renorm(f * (x >> PROB_BITS) + bias)
 }
 
-/// Decodes one block stream into `words` (zeroed on entry; bits [0, bits)).
+/// Decodes one block stream into `words` (bits [0, bits); whatever they
+/// held is overwritten).
 /// `base` is the stream's offset in the payload, for error reports. Returns
 /// the number of coding steps (symbols and uniform chunks) it decoded: the
 /// decoder's work, which docs/HARDENING.md bounds by 5 steps per output
@@ -685,7 +686,7 @@ pub(crate) fn decode_block(
 }
 
 /// Decodes a block coded with the static model `build(bits, ones)` (format
-/// type 4, mode 0) into `words` (zeroed on entry). Returns the coding steps
+/// type 4, mode 0) into `words` (overwritten). Returns the coding steps
 /// and the number of 1 bits it wrote (the caller compares it with `ones`).
 /// Offsets in errors are relative to the stream.
 pub(crate) fn decode_block_fixed(
@@ -714,6 +715,11 @@ fn decode_block_inner(
     fast: bool,
     fixed: Option<&Model>,
 ) -> Result<(u64, u64), CoderError> {
+    // The decoder writes only the minority bits: clear the block first, on
+    // its own thread (the encoders' blocks are 1 MiB, so the words are still
+    // in cache when the decode writes them) rather than on the caller's
+    // before the threads start.
+    words.fill(0);
     let mut steps = 0u64;
     // Minority bits written (each at its own position), from which the
     // count of ones follows.

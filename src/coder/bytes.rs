@@ -402,9 +402,9 @@ fn step(table: &[Slot; NIB_SCALE as usize], x: u64, short: bool) -> (u64, u64) {
     (u64::from(eh.hi | el.lo), y)
 }
 
-/// Decodes a mode-1 stream of a block of `bits` bits into `words` (zeroed
-/// on entry) and returns its coding steps (one per byte). The caller checks
-/// the count of ones.
+/// Decodes a mode-1 stream of a block of `bits` bits into `words`
+/// (overwritten) and returns its coding steps (one per byte). The caller
+/// checks the count of ones.
 pub(crate) fn decode_block(
     data: &[u8],
     bits: u64,
@@ -498,7 +498,9 @@ fn decode_lanes<const LANES: usize>(
             wi += 1;
         }
     }
-    // The rest, one byte at a time with every check.
+    // The rest, one byte at a time with every check, ORed into words
+    // cleared here (the fast rounds wrote every byte of theirs).
+    words.get_mut(wi..).unwrap_or_default().fill(0);
     let mut j = (wi as u64) * 8;
     while j < n {
         let Some(x) = xs.get_mut((j % LANES as u64) as usize) else {
@@ -593,7 +595,8 @@ mod tests {
                 }
                 let mut out = Vec::new();
                 encode_block(&w, bits, ones, &mut out, &mut rev);
-                let mut back = vec![0u64; w.len()];
+                // Words holding garbage: the decoder overwrites them.
+                let mut back = vec![0xa5a5_5a5a_f00f_0ff0; w.len()];
                 let steps = decode_block(&out, bits, ones, &mut back).unwrap();
                 assert_eq!(back, w, "{bits} {density}");
                 assert_eq!(steps, bits.div_ceil(8));

@@ -193,7 +193,7 @@ pub(crate) fn encode_one_block(
     block::encode_block_with(words.get(w0..).unwrap_or_default(), bits, out, scratch);
 }
 
-/// Decodes one block stream into `words` (zeroed; `bits` bits), `base`
+/// Decodes one block stream into `words` (overwritten; `bits` bits), `base`
 /// being the stream's payload offset for error reports.
 #[cfg(feature = "std")]
 pub(crate) fn decode_one_block(
@@ -280,8 +280,10 @@ pub(crate) fn map_threaded<T: Sync, S: Default, R: Send>(
     items.iter().map(|item| f(&mut scratch, item)).collect()
 }
 
-/// Decodes a payload into `words` (which must hold exactly ⌈m/64⌉ zeroed
-/// words), on up to one thread per block (at most the machine's cores).
+/// Decodes a payload into `words`, which must hold exactly ⌈m/64⌉ words;
+/// whatever they held is overwritten (each block's thread clears its own
+/// words, so the caller need not). On up to one thread per block (at most
+/// the machine's cores). On an error their content is unspecified.
 ///
 /// Memory beyond `words`: one 32 KiB decode table per thread in flight, and
 /// about 100 bytes per block for the block table and the per-block jobs
@@ -379,7 +381,7 @@ impl<'a> Blocks<'a> {
             });
         };
         let bits = block_bits(self.m, b as u64);
-        words.clear();
+        // The block's decoder overwrites every word.
         words.resize(bits.div_ceil(64) as usize, 0);
         let stream = self.payload.get(s..e).unwrap_or_default();
         block::decode_block(stream, bits, words, s)?;
@@ -494,7 +496,7 @@ enum Report<E> {
 /// free (a slow block or a preempted thread holds up nothing else), each
 /// into a buffer from a pool of `threads` + 1 that the sink returns them
 /// to, so a buffer's pages are touched once however many blocks pass
-/// through it. `decode(i, buf)` sizes and zeroes `buf` and decodes block i
+/// through it. `decode(i, buf)` sizes `buf` and decodes block i
 /// into it. Memory: `threads` + 1 block buffers and as many slots, whatever
 /// the array's size. Stops at the first error in array order, a block's or
 /// the sink's: blocks after it may have been decoded but are never handed
@@ -724,9 +726,13 @@ mod tests {
     fn round_trip(w: &[u64], m: u64) -> Vec<u8> {
         let mut out = Vec::new();
         encode(w, m, &mut out);
-        let mut back = vec![0u64; m.div_ceil(64) as usize];
-        decode(&out, m, &mut back).unwrap();
-        assert_eq!(back, w, "m={m}");
+        // Into zeroed words and into words holding garbage: the decoder
+        // overwrites them either way.
+        for fill in [0, 0x5a5a_a5a5_0ff0_f00f_u64] {
+            let mut back = vec![fill; m.div_ceil(64) as usize];
+            decode(&out, m, &mut back).unwrap();
+            assert_eq!(back, w, "m={m} fill={fill:#x}");
+        }
         out
     }
 

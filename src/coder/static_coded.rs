@@ -443,9 +443,11 @@ pub(crate) fn read_table(payload: &[u8], m: u64) -> Result<Vec<Entry>, CoderErro
     parse_table(m, payload.len(), || bytes.next())
 }
 
-/// Decodes a type-4 payload into `words` (which must hold exactly ⌈m/64⌉
-/// zeroed words), on up to one thread per block (at most the machine's
-/// cores).
+/// Decodes a type-4 payload into `words`, which must hold exactly ⌈m/64⌉
+/// words; whatever they held is overwritten (each block's thread writes
+/// its own words, so the caller need not clear them first). On up to one
+/// thread per block (at most the machine's cores). On an error their
+/// content is unspecified.
 ///
 /// Memory beyond `words`: one 32 KiB decode table per thread in flight and
 /// about 160 bytes per block (`tests/alloc_static.rs`).
@@ -512,7 +514,7 @@ fn decode_work(
         .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
 }
 
-/// Decodes block `b` (its entry `e`, its stream) into `words` (zeroed) and
+/// Decodes block `b` (its entry `e`, its stream) into `words` (overwritten) and
 /// checks its count of ones; returns its coding steps. Errors carry payload
 /// offsets (the stream starts at `e.start`).
 pub(crate) fn decode_block(
@@ -522,8 +524,10 @@ pub(crate) fn decode_block(
     stream: &[u8],
 ) -> Result<u64, CoderError> {
     let decoded = if e.ones == 0 {
+        words.fill(0);
         return Ok(1);
     } else if e.ones == e.bits {
+        words.fill(0);
         block::fill_ones(words, 0, e.bits);
         return Ok(1);
     } else {
@@ -573,7 +577,9 @@ mod tests {
         let mut out = Vec::new();
         encode_with(w, m, &mut out, 1, choice);
         for threads in [1, 2, 3] {
-            let mut back = vec![0u64; w.len()];
+            // Zeroed words, then garbage: the decoder overwrites them.
+            let fill = [0, u64::MAX, 0x5a5a_a5a5_0ff0_f00f][threads - 1];
+            let mut back = vec![fill; w.len()];
             decode_with_threads(&out, m, &mut back, threads).unwrap();
             assert!(back == w, "m={m} {choice:?} threads={threads}");
         }

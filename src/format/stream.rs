@@ -597,11 +597,13 @@ fn put_payload_bits(
         let count = entries.len();
         let threads = coder::threads_for(count as u64);
         let decode = |i: usize, buf: &mut Vec<u64>| {
-            buf.clear();
             // i < count: every index has an entry.
             let Some(e) = entries.get(i) else {
+                buf.clear();
                 return Ok(());
             };
+            // The block's decoder overwrites every word: only a buffer that
+            // grows has new words to fill.
             buf.resize(e.words(), 0);
             decode_block(i as u64, e, buf, e.stream(payload))
                 .map(|_| ())
