@@ -177,6 +177,9 @@ struct EncSym {
     gap: u64,
     /// start_h·2^12 + start_l.
     base: u64,
+    /// Pads the entry to 64 bytes, so that a byte's entry is found by a
+    /// shift rather than a multiply.
+    _pad: u64,
 }
 
 /// Encodes bits [0, bits) of `words` (0 < ones < bits, `ones` being their
@@ -224,6 +227,7 @@ fn encode_inner(
             sl,
             gap: u64::from(NIB_SCALE) - fl,
             base,
+            _pad: 0,
         };
     }
     match lanes_for(bits) {
