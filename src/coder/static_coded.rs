@@ -514,6 +514,15 @@ fn decode_work(
         .try_fold(0u64, |n, job| Ok(n.saturating_add(run(job)?)))
 }
 
+/// Writes a constant block: `bits` 0s, or 1s (the bits past them in the
+/// last word stay 0).
+fn constant_block(words: &mut [u64], bits: u64, ones: bool) {
+    words.fill(0);
+    if ones {
+        block::fill_ones(words, 0, bits);
+    }
+}
+
 /// Decodes block `b` (its entry `e`, its stream) into `words` (overwritten) and
 /// checks its count of ones; returns its coding steps. Errors carry payload
 /// offsets (the stream starts at `e.start`).
@@ -523,12 +532,8 @@ pub(crate) fn decode_block(
     words: &mut [u64],
     stream: &[u8],
 ) -> Result<u64, CoderError> {
-    let decoded = if e.ones == 0 {
-        words.fill(0);
-        return Ok(1);
-    } else if e.ones == e.bits {
-        words.fill(0);
-        block::fill_ones(words, 0, e.bits);
+    let decoded = if e.ones == 0 || e.ones == e.bits {
+        constant_block(words, e.bits, e.ones != 0);
         return Ok(1);
     } else {
         match e.mode {
