@@ -278,8 +278,10 @@ fn static_payloads_round_trip_under_every_choice_and_thread_count() {
         let mut payload = Vec::new();
         encode_with(f.as_words(), m, &mut payload, 2, static_choice(mode, log));
         let mut ok = true;
-        for threads in [1, 3] {
-            let mut back = vec![0u64; f.as_words().len()];
+        // Into cleared words, then into words holding garbage: the decoder
+        // overwrites every word.
+        for (threads, fill) in [(1, 0), (3, u64::MAX), (1, 0x5a5a_a5a5_0ff0_f00f)] {
+            let mut back = vec![fill; f.as_words().len()];
             ok &= decode_with_threads(&payload, m, &mut back, threads).is_ok()
                 && back == f.as_words();
         }
