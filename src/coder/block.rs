@@ -716,9 +716,9 @@ fn decode_block_inner(
     fixed: Option<&Model>,
 ) -> Result<(u64, u64), CoderError> {
     // The decoder writes only the minority bits: clear the block first, on
-    // its own thread (the encoders' blocks are 1 MiB, so the words are still
-    // in cache when the decode writes them) rather than on the caller's
-    // before the threads start.
+    // its own thread rather than on the caller's before the threads start
+    // (type 1's blocks are 1 MiB, so their words are still in cache when
+    // the decode writes them).
     words.fill(0);
     let mut steps = 0u64;
     // Minority bits written (each at its own position), from which the

@@ -553,7 +553,7 @@ fn decode_lanes<const LANES: usize>(
 mod tests {
     use super::*;
 
-    use crate::coder::tests::splitmix;
+    use crate::coder::tests::{splitmix, GARBAGE};
 
     fn random_bits(bits: u64, density: f64, seed: u64) -> (Vec<u64>, u64) {
         let mut s = seed;
@@ -612,7 +612,7 @@ mod tests {
                 let mut out = Vec::new();
                 encode_block(&w, bits, ones, &mut out, &mut rev);
                 // Words holding garbage: the decoder overwrites them.
-                let mut back = vec![0xa5a5_5a5a_f00f_0ff0; w.len()];
+                let mut back = vec![GARBAGE; w.len()];
                 let steps = decode_block(&out, bits, ones, &mut back).unwrap();
                 assert_eq!(back, w, "{bits} {density}");
                 assert_eq!(steps, bits.div_ceil(8));

@@ -712,6 +712,11 @@ mod tests {
         }
     }
 
+    /// What the decoders' output words hold before a decode in the tests
+    /// that check the decoders overwrite them: alternating bit patterns in
+    /// every byte, so a byte ORed in or left behind shows.
+    pub(super) const GARBAGE: u64 = 0x5a5a_a5a5_0ff0_f00f;
+
     /// splitmix64, a fixed-seed generator for test bit arrays.
     pub(super) fn splitmix(state: &mut u64) -> u64 {
         *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -738,7 +743,7 @@ mod tests {
         encode(w, m, &mut out);
         // Into zeroed words and into words holding garbage: the decoder
         // overwrites them either way.
-        for fill in [0, 0x5a5a_a5a5_0ff0_f00f_u64] {
+        for fill in [0, GARBAGE] {
             let mut back = vec![fill; m.div_ceil(64) as usize];
             decode(&out, m, &mut back).unwrap();
             assert_eq!(back, w, "m={m} fill={fill:#x}");

@@ -563,7 +563,7 @@ pub(crate) fn decode_block(
 mod tests {
     use super::*;
 
-    use crate::coder::tests::splitmix;
+    use crate::coder::tests::{splitmix, GARBAGE};
 
     /// m bits; block i of 2^16 has density `dens[i % dens.len()]`.
     fn array(m: u64, dens: &[f64], seed: u64) -> Vec<u64> {
@@ -583,7 +583,7 @@ mod tests {
         encode_with(w, m, &mut out, 1, choice);
         for threads in [1, 2, 3] {
             // Zeroed words, then garbage: the decoder overwrites them.
-            let fill = [0, u64::MAX, 0x5a5a_a5a5_0ff0_f00f][threads - 1];
+            let fill = [0, u64::MAX, GARBAGE][threads - 1];
             let mut back = vec![fill; w.len()];
             decode_with_threads(&out, m, &mut back, threads).unwrap();
             assert!(back == w, "m={m} {choice:?} threads={threads}");
