@@ -374,7 +374,7 @@ impl BloomFilter {
 
     /// Number of bits set.
     pub fn count_ones(&self) -> u64 {
-        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+        crate::coder::popcount::count_ones(&self.words)
     }
 
     /// Fraction of bits set.

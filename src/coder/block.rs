@@ -121,12 +121,7 @@ pub(crate) fn count_ones_range(words: &[u64], from: u64, to: u64) -> u64 {
     }
     // At most 2^34 words of 64 ones each (a block of 2^40 bits): the sum
     // fits easily.
-    let middle: u64 = words
-        .get(fw.wrapping_add(1)..tw)
-        .unwrap_or_default()
-        .iter()
-        .map(|w| u64::from(w.count_ones()))
-        .sum();
+    let middle = super::popcount::count_ones(words.get(fw.wrapping_add(1)..tw).unwrap_or_default());
     u64::from((word(fw) & head).count_ones())
         .wrapping_add(middle)
         .wrapping_add(u64::from((word(tw) & tail).count_ones()))

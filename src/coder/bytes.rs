@@ -479,8 +479,18 @@ fn decode_lanes<const LANES: usize>(
         // comparison's carry (881–908 MB/s).
         let fast = words.get_mut(..full_words).unwrap_or_default();
         let out: &mut [u8] = bytemuck::cast_slice_mut(fast);
+        // The round's test is one comparison with a precomputed limit (the
+        // checked slice below then cannot fail): five instructions before,
+        // two now; 901–910 against 893–900 MB/s, alternating.
+        let limit = data.len().checked_sub(32).unwrap_or_default();
         for o in out.chunks_exact_mut(8) {
-            let Some(chunk) = data.get(input.pos..).and_then(|r| r.first_chunk::<32>()) else {
+            if input.pos > limit {
+                break;
+            }
+            let Some(chunk) = data
+                .get(input.pos..input.pos.wrapping_add(32))
+                .and_then(|r| r.first_chunk::<32>())
+            else {
                 break;
             };
             let Some(o) = o.first_chunk_mut::<8>() else {

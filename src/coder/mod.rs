@@ -17,6 +17,7 @@ use crate::prelude::*;
 pub(crate) mod block;
 pub(crate) mod bytes;
 pub(crate) mod model;
+pub(crate) mod popcount;
 pub mod static_coded;
 pub mod range;
 

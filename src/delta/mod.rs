@@ -550,7 +550,7 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
     for (bits, at, len) in coded_arrays(&d) {
         let mut ones = 0u64;
         decode_array(data, at, len, bits, |words, _| {
-            let block: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+            let block = coder::popcount::count_ones(words);
             ones = ones.saturating_add(block);
         })?;
         parts.push(DeltaPart {
@@ -627,7 +627,7 @@ fn scatter_parts(
     let counts = coder::map_threaded(&bounds, threads, |(): &mut (), &(a, b)| {
         let range = words.get(a..b).unwrap_or_default();
         // At most 2^56 bits: the sum cannot overflow.
-        range.iter().map(|w| u64::from(w.count_ones())).sum::<u64>()
+        coder::popcount::count_ones(range)
     });
     // The 1s of the base before each range.
     let mut ranks = Vec::with_capacity(threads);
