@@ -251,27 +251,29 @@ pub(crate) fn map_threaded<T: Sync, S: Default, R: Send>(
         use std::sync::atomic::{AtomicUsize, Ordering};
         let next = AtomicUsize::new(0);
         let (f, next) = (&f, &next);
+        let worker = move || {
+            let mut scratch = S::default();
+            let mut got = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                // None once every item is taken.
+                let Some(item) = items.get(i) else { break };
+                got.push((i, f(&mut scratch, item)));
+            }
+            got
+        };
         let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads.min(items.len()))
-                .map(|_| {
-                    s.spawn(move || {
-                        let mut scratch = S::default();
-                        let mut got = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            // None once every item is taken.
-                            let Some(item) = items.get(i) else { break };
-                            got.push((i, f(&mut scratch, item)));
-                        }
-                        got
-                    })
-                })
+            // The calling thread is one of the workers (see
+            // `decode_jobs_threaded`).
+            let handles: Vec<_> = (1..threads.min(items.len()))
+                .map(|_| s.spawn(worker))
                 .collect();
-            handles
-                .into_iter()
+            let mut done = worker();
+            for h in handles {
                 // A panic in an encoder thread is a bug: re-raise it here.
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
+                done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            done
         });
         done.sort_unstable_by_key(|&(i, _)| i);
         return done.into_iter().map(|(_, r)| r).collect();
@@ -668,15 +670,18 @@ fn decode_jobs_threaded<J: Send>(
         }
         (steps, first_error)
     };
+    // A worker that panicked (a bug) reports a state error.
+    let bug = || (0, Some((0, CoderError::BadState { offset: 0 })));
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers).map(|_| s.spawn(worker)).collect();
+        // The calling thread is one of the workers: one thread fewer to
+        // start, and the first block starts at once.
+        let handles: Vec<_> = (1..workers).map(|_| s.spawn(worker)).collect();
+        let here = std::panic::catch_unwind(std::panic::AssertUnwindSafe(worker));
         let mut steps = 0u64;
         let mut first: Option<(usize, CoderError)> = None;
-        for h in handles {
-            // A worker that panicked (a bug) reports a state error.
-            let (n, e) = h
-                .join()
-                .unwrap_or((0, Some((0, CoderError::BadState { offset: 0 }))));
+        let results = core::iter::once(here.unwrap_or_else(|_| bug()))
+            .chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| bug())));
+        for (n, e) in results {
             steps = steps.saturating_add(n);
             if let Some((i, e)) = e {
                 if first.as_ref().is_none_or(|(j, _)| i < *j) {
