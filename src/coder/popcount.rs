@@ -17,6 +17,10 @@ const W: usize = 4;
 
 type V = [u64; W];
 
+/// A vector from its lanes. (`f` gets each index below [`W`], so the
+/// closures below index their arrays in bounds; written as indexing, the
+/// compiler makes SIMD of them, which it did not of a zip: 18.7 against
+/// 36 GB/s.)
 #[inline(always)]
 fn lanes(f: impl Fn(usize) -> u64) -> V {
     core::array::from_fn(f)
@@ -24,6 +28,7 @@ fn lanes(f: impl Fn(usize) -> u64) -> V {
 
 /// Carry-save adder: per bit, `(carry, sum)` of `a + b + c`.
 #[inline(always)]
+#[allow(clippy::indexing_slicing)]
 fn csa(a: V, b: V, c: V) -> (V, V) {
     let u = lanes(|i| a[i] ^ b[i]);
     (
@@ -33,8 +38,14 @@ fn csa(a: V, b: V, c: V) -> (V, V) {
 }
 
 #[inline(always)]
+#[allow(clippy::indexing_slicing)]
+fn add(a: V, b: V) -> V {
+    lanes(|i| a[i].wrapping_add(b[i]))
+}
+
+#[inline(always)]
 fn ones_in(v: V) -> V {
-    lanes(|i| u64::from(v[i].count_ones()))
+    v.map(|x| u64::from(x.count_ones()))
 }
 
 /// The number of 1 bits in `words`.
@@ -45,8 +56,9 @@ pub(crate) fn count_ones(words: &[u64]) -> u64 {
     // Each lane counts at most 64 per 16·W words: no overflow below 2^58 words.
     let mut sixteens = zero;
     for c in &mut chunks {
+        // i < 16: i·W is within the chunk.
         let v = |i: usize| -> V {
-            c.get(i * W..)
+            c.get(i.wrapping_mul(W)..)
                 .and_then(|r| r.first_chunk::<W>())
                 .copied()
                 .unwrap_or(zero)
@@ -68,7 +80,7 @@ pub(crate) fn count_ones(words: &[u64]) -> u64 {
         let (s, e) = csa(eights, eights_a, eights_b);
         (ones, twos, fours, eights) = (o, t, f, e);
         let n = ones_in(s);
-        sixteens = lanes(|i| sixteens[i].wrapping_add(n[i]));
+        sixteens = add(sixteens, n);
     }
     let sum = |v: V| -> u64 { ones_in(v).iter().sum() };
     let rest: u64 = chunks
