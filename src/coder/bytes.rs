@@ -438,33 +438,84 @@ pub(crate) fn decode_block(
 /// 17.5 MB filter, one thread. Out of line it decodes as fast as before
 /// (905–916 against 883–913, alternating). One call per block.
 #[inline(never)]
-#[allow(clippy::arithmetic_side_effects)]
 fn decode_lanes<const LANES: usize>(
     data: &[u8],
     bits: u64,
     ones: u64,
     words: &mut [u64],
 ) -> Result<u64, CoderError> {
+    let start = begin::<LANES>(data)?;
+    let table = Nibbles::build(bits, ones).decode_table();
+    finish(start, &table, data, bits, words)
+}
+
+/// [`decode_block`] for an 8-lane block whose first `at.words` words a
+/// caller has decoded already ([`super::bytes_simd`]), from the states and
+/// stream position it reached.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[inline(never)]
+pub(crate) fn resume8(
+    at: Progress<8>,
+    data: &[u8],
+    bits: u64,
+    ones: u64,
+    words: &mut [u64],
+) -> Result<u64, CoderError> {
+    let table = Nibbles::build(bits, ones).decode_table();
+    finish(at, &table, data, bits, words)
+}
+
+/// Where a block's decoder stands: its lanes' states, the stream offset
+/// of its next renormalisation word, and the words written so far.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Progress<const LANES: usize> {
+    pub(crate) xs: [u64; LANES],
+    pub(crate) pos: usize,
+    pub(crate) words: usize,
+}
+
+/// Reads and checks a stream's initial states (docs/FORMAT.md, "Type 4":
+/// the length first, then each state in lane order).
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) fn begin<const LANES: usize>(data: &[u8]) -> Result<Progress<LANES>, CoderError> {
     const { assert!(LANES == 1 || LANES == 2 || LANES == 4 || LANES == 8) };
-    let mut input = Input { data, pos: 0 };
-    // The length first (docs/FORMAT.md: a stream shorter than the states is
-    // UnexpectedEnd, whatever its first bytes hold), then each state.
+    let mut pos = 0usize;
     if data.len() < 8 * LANES {
         return Err(CoderError::UnexpectedEnd { offset: data.len() });
     }
     let mut xs = [0u64; LANES];
     for x in xs.iter_mut() {
         let b = data
-            .get(input.pos..)
+            .get(pos..)
             .and_then(|r| r.first_chunk::<8>())
-            .ok_or(CoderError::UnexpectedEnd { offset: input.pos })?;
+            .ok_or(CoderError::UnexpectedEnd { offset: pos })?;
         *x = u64::from_le_bytes(*b);
         if !(L..1 << 63).contains(x) {
-            return Err(CoderError::BadState { offset: input.pos });
+            return Err(CoderError::BadState { offset: pos });
         }
-        input.pos += 8;
+        pos += 8;
     }
-    let table = Nibbles::build(bits, ones).decode_table();
+    Ok(Progress { xs, pos, words: 0 })
+}
+
+/// The rest of [`decode_lanes`] from `at`: fast rounds while the stream
+/// surely holds a round's reads, then one byte at a time with every check,
+/// then the end checks.
+///
+/// Overflow: byte and word indices are below the block's ⌈bits/8⌉ ≤ 2^37
+/// bytes; `at` advances by at most 4 bytes per step and stays within the
+/// data (checked before each round's reads).
+#[inline(always)]
+#[allow(clippy::arithmetic_side_effects)]
+fn finish<const LANES: usize>(
+    at: Progress<LANES>,
+    table: &[Slot; NIB_SCALE as usize],
+    data: &[u8],
+    bits: u64,
+    words: &mut [u64],
+) -> Result<u64, CoderError> {
+    let mut xs = at.xs;
+    let mut input = Input { data, pos: at.pos };
     // With one or two lanes the loop waits on each lane's chain of
     // operations, from one state to the next. The low slot's index is on
     // that chain: each lane keeps it apart (`lows`), chosen between the
@@ -477,7 +528,7 @@ fn decode_lanes<const LANES: usize>(
     let mut lows = xs;
     let n = byte_len(bits);
     let full_words = (n / 8) as usize;
-    let mut wi = 0usize;
+    let mut wi = at.words;
     // Fast rounds: a whole output word (8 steps, at most 8 reads = 32 bytes)
     // while the input surely holds every read a round can make. The output
     // word is a plain iterator item, not a checked index: with a check, the
@@ -489,7 +540,7 @@ fn decode_lanes<const LANES: usize>(
         // the word, on the 17.5 MB filter, one thread. The round's reads
         // are counted in words, which lets the compiler add the
         // comparison's carry (881–908 MB/s).
-        let fast = words.get_mut(..full_words).unwrap_or_default();
+        let fast = words.get_mut(wi..full_words).unwrap_or_default();
         let out: &mut [u8] = bytemuck::cast_slice_mut(fast);
         // The round's test is one comparison with a precomputed limit (the
         // checked slice below then cannot fail): five instructions before,
@@ -519,7 +570,7 @@ fn decode_lanes<const LANES: usize>(
                 ) else {
                     continue;
                 };
-                let (byte, y) = step(&table, *x, if short { *low } else { *x }, short);
+                let (byte, y) = step(table, *x, if short { *low } else { *x }, short);
                 *o = byte as u8;
                 // I1: take the next word of the chunk only if y < L (at most 8
                 // reads per round: `at`, counted in words, is <= 7 here).
@@ -547,7 +598,7 @@ fn decode_lanes<const LANES: usize>(
         let Some(x) = xs.get_mut((j % LANES as u64) as usize) else {
             break;
         };
-        let (byte, y) = step(&table, *x, *x, short);
+        let (byte, y) = step(table, *x, *x, short);
         *x = input.renorm(y)?;
         if let Some(o) = words.get_mut((j >> 3) as usize) {
             if j & 7 == 0 {

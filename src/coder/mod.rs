@@ -16,6 +16,8 @@ use crate::prelude::*;
 
 pub(crate) mod block;
 pub(crate) mod bytes;
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+pub(crate) mod bytes_simd;
 pub(crate) mod model;
 pub(crate) mod popcount;
 pub mod static_coded;
