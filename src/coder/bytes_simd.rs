@@ -3,16 +3,17 @@
 //! The portable decoder ([`super::bytes`]) is bound by its instruction
 //! count: about 30 scalar instructions per byte, at about 900 MB/s on one
 //! core. Here the 8 lanes of a block are the 8 64-bit lanes of one vector,
-//! and one round decodes a byte on each. Nothing is gathered: the nibble of
-//! a 12-bit slot is found by a binary search over the table's 16 starts,
-//! held in two registers (`vpermt2q` picks 8 of the 16 at once), and its
-//! frequency and start by the same permute. The renormalisation words of
-//! a round are consecutive in the stream, one per lane that needs one in
-//! lane order (docs/FORMAT.md, "Type 4"), so `vpexpandq` deals the next
-//! eight words out to those lanes. A round depends on the one before (the
-//! states and the stream position), and one block alone leaves the vector
-//! units idle most of the time (344 MB/s); four blocks interleaved fill
-//! them.
+//! and one round decodes a byte on each. Nothing is gathered: the 16 slots
+//! of a round (each lane's low and high 12 bits, as u16s side by side in
+//! one 256-bit register) are looked up by a binary search over the block's
+//! 16 nibble starts, held in one register (`vpermw` picks a start for each
+//! of the 16 at once), and their frequencies and starts by the same
+//! permute. The renormalisation words of a round are consecutive in the
+//! stream, one per lane that needs one, in lane order (docs/FORMAT.md,
+//! "Type 4"), so `vpexpandq` deals the next eight words out to those
+//! lanes. A round depends on the one before (the states and the stream
+//! position), and one block alone leaves the vector units idle most of
+//! the time (344 MB/s in a prototype); four blocks interleaved fill them.
 //!
 //! This path runs only the fast rounds, while every block of the group
 //! has a whole round's reads (32 bytes) left; each block then goes on in
@@ -60,12 +61,9 @@ struct Kernel<'a> {
     data: &'a [u8],
     /// The block's whole words, as bytes.
     out: &'a mut [u8],
-    /// Nibble starts 0–7 and 8–15.
-    start_lo: __m512i,
-    start_hi: __m512i,
-    /// Nibble frequencies 0–7 and 8–15.
-    freq_lo: __m512i,
-    freq_hi: __m512i,
+    /// The 16 nibble starts and frequencies, as u16s.
+    start: __m256i,
+    freq: __m256i,
 }
 
 /// Decodes a group of mode-1 blocks of one size with 8 lanes each, and
@@ -92,10 +90,8 @@ pub(crate) fn decode_group(group: &mut [Member<'_>; GROUP]) -> [Result<u64, Code
         let mut states = at.iter();
         let mut kernels = group.each_mut().map(|m| {
             let nib = Nibbles::build(m.bits, m.ones);
-            let wide = |v: &[u32; 16], half: usize| -> __m512i {
-                let part = v.get(half..).and_then(|r| r.first_chunk::<8>());
-                pulp::cast(part.map_or([0; 8], |p| p.map(u64::from)))
-            };
+            // Every start and frequency is below 2^12.
+            let narrow = |v: &[u32; 16]| -> __m256i { pulp::cast(v.map(|x| x as u16)) };
             let fast = m.words.get_mut(..full_words).unwrap_or_default();
             let start = states.next();
             Kernel {
@@ -103,10 +99,8 @@ pub(crate) fn decode_group(group: &mut [Member<'_>; GROUP]) -> [Result<u64, Code
                 pos: start.map_or(usize::MAX, |p| p.pos),
                 data: m.data,
                 out: bytemuck::cast_slice_mut(fast),
-                start_lo: wide(&nib.start, 0),
-                start_hi: wide(&nib.start, 8),
-                freq_lo: wide(&nib.freq, 0),
-                freq_hi: wide(&nib.freq, 8),
+                start: narrow(&nib.start),
+                freq: narrow(&nib.freq),
             }
         });
         let rounds = run(v4, &mut kernels, full_words);
@@ -137,10 +131,11 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
         #[inline(always)]
         || {
             let f = v4.avx512f;
+            let bw = v4.avx512bw;
             let dq = v4.avx512dq;
-            let m12 = f._mm512_set1_epi64(0xfff);
+            let m12 = v4.sse2._mm_set1_epi16(0xfff);
             let low = f._mm512_set1_epi64(1 << 31);
-            let bits = [8, 4, 2, 1].map(|b| f._mm512_set1_epi64(b));
+            let bits = [8, 4, 2, 1].map(|b| v4.avx._mm256_set1_epi16(b));
             let mut r = 0usize;
             'rounds: while r < full_words {
                 for k in kernels.iter() {
@@ -153,37 +148,38 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
                         break 'rounds;
                     };
                     let x = k.x;
-                    let sl = f._mm512_and_si512(x, m12);
-                    let sh = f._mm512_and_si512(f._mm512_srli_epi64::<12>(x), m12);
+                    // The low and high slots of the 8 lanes, side by side
+                    // as 16 u16s (low slots first): one search finds all
+                    // 16 nibbles.
+                    let sl = v4.sse2._mm_and_si128(f._mm512_cvtepi64_epi16(x), m12);
+                    let sh = v4.sse2._mm_and_si128(
+                        f._mm512_cvtepi64_epi16(f._mm512_srli_epi64::<12>(x)),
+                        m12,
+                    );
+                    let s = v4.avx._mm256_set_m128i(sh, sl);
                     // The nibble: the largest v with start_v ≤ slot (start_0
                     // is 0, and the starts increase: every f_v ≥ 1).
-                    let mut vh = f._mm512_setzero_si512();
-                    let mut vl_ = f._mm512_setzero_si512();
+                    let mut v = v4.avx._mm256_setzero_si256();
                     for b in bits {
-                        let ch = f._mm512_or_si512(vh, b);
-                        let cl = f._mm512_or_si512(vl_, b);
-                        let th = f._mm512_permutex2var_epi64(k.start_lo, ch, k.start_hi);
-                        let tl = f._mm512_permutex2var_epi64(k.start_lo, cl, k.start_hi);
-                        vh = f._mm512_mask_mov_epi64(vh, f._mm512_cmple_epu64_mask(th, sh), ch);
-                        vl_ = f._mm512_mask_mov_epi64(vl_, f._mm512_cmple_epu64_mask(tl, sl), cl);
+                        let c = v4.avx2._mm256_or_si256(v, b);
+                        let t = bw._mm256_permutexvar_epi16(c, k.start);
+                        v = bw._mm256_mask_mov_epi16(v, bw._mm256_cmple_epu16_mask(t, s), c);
                     }
-                    let fh = f._mm512_permutex2var_epi64(k.freq_lo, vh, k.freq_hi);
-                    let fl = f._mm512_permutex2var_epi64(k.freq_lo, vl_, k.freq_hi);
-                    let rh = f._mm512_sub_epi64(
-                        sh,
-                        f._mm512_permutex2var_epi64(k.start_lo, vh, k.start_hi),
+                    let fr = bw._mm256_permutexvar_epi16(v, k.freq);
+                    let rank = v4.avx2._mm256_sub_epi16(s, bw._mm256_permutexvar_epi16(v, k.start));
+                    let lo = |a: __m256i| f._mm512_cvtepu16_epi64(v4.avx._mm256_castsi256_si128(a));
+                    let hi = |a: __m256i| f._mm512_cvtepu16_epi64(v4.avx2._mm256_extracti128_si256::<1>(a));
+                    let (fl, fh, rl, rh) = (lo(fr), hi(fr), lo(rank), hi(rank));
+                    let byte = v4.sse2._mm_or_si128(
+                        v4.sse2._mm_slli_epi16::<4>(v4.avx2._mm256_extracti128_si256::<1>(v)),
+                        v4.avx._mm256_castsi256_si128(v),
                     );
-                    let rl = f._mm512_sub_epi64(
-                        sl,
-                        f._mm512_permutex2var_epi64(k.start_lo, vl_, k.start_hi),
-                    );
+                    let bytes: [u8; 16] = pulp::cast(bw._mm_cvtepi16_epi8(byte));
                     // x' = f_l·(f_h·⌊x / 2^24⌋ + rank_h) + rank_l, as the
                     // portable `step` (below 2^63 for any state < 2^63).
                     let q = f._mm512_srli_epi64::<24>(x);
                     let t = f._mm512_add_epi64(dq._mm512_mullo_epi64(fh, q), rh);
                     let y = f._mm512_add_epi64(dq._mm512_mullo_epi64(t, fl), rl);
-                    let byte = f._mm512_or_si512(f._mm512_slli_epi64::<4>(vh), vl_);
-                    let bytes: [u8; 16] = pulp::cast(f._mm512_cvtepi64_epi8(byte));
                     if let (Some(o), Some(b)) = (
                         k.out.get_mut(r * 8..).and_then(|o| o.first_chunk_mut::<8>()),
                         bytes.first_chunk::<8>(),

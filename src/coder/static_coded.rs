@@ -521,8 +521,8 @@ fn decode_work(
         rest = tail;
         blocks.push((b, e, head, e.stream(payload)));
     }
-    let jobs = group_jobs(blocks, threads, vectors);
-    let run = |job: &mut Vec<Job<'_>>| run_job(job);
+    let jobs = group_jobs(&mut blocks, threads, vectors);
+    let run = |job: &mut &mut [Job<'_>]| run_job(job);
     #[cfg(feature = "std")]
     if threads > 1 && jobs.len() >= 2 {
         return super::decode_jobs_threaded(jobs, threads, run);
@@ -538,42 +538,42 @@ type Job<'a> = (u64, Entry, &'a mut [u64], &'a [u8]);
 
 /// The blocks as the units the threads take, in block order: one block
 /// each, or (with the `simd` feature, on a machine with AVX-512) runs of
-/// [`bytes_simd::GROUP`] consecutive full-size 8-lane mode-1 blocks that
-/// the vector decoder takes together, when there are enough of them for
-/// every thread to get a group (the vectors need four blocks in flight:
-/// fewer decode slower than the portable decoder).
-fn group_jobs(blocks: Vec<Job<'_>>, threads: usize, vectors: bool) -> Vec<Vec<Job<'_>>> {
+/// [`bytes_simd::GROUP`](super::bytes_simd::GROUP) consecutive full-size
+/// 8-lane mode-1 blocks that the vector decoder takes together, when
+/// there are enough of them for every thread to get a group (the vectors
+/// need four blocks in flight: fewer decode slower than the portable
+/// decoder). Each unit is a slice of `blocks`: 16 bytes per unit.
+fn group_jobs<'s, 'a>(
+    blocks: &'s mut [Job<'a>],
+    threads: usize,
+    vectors: bool,
+) -> Vec<&'s mut [Job<'a>]> {
     #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-    {
+    let (group, fits) = {
         use super::bytes_simd::{available, GROUP};
         let full = blocks.iter().map(|b| b.1.bits).max().unwrap_or(0);
-        let fits = |b: &Job<'_>| {
+        let fits = move |b: &Job<'_>| {
             b.1.mode == Mode::Bytes
                 && !b.1.is_constant()
                 && b.1.bits == full
                 && bytes::lanes_for(full) == 8
         };
         let eligible = blocks.iter().filter(|b| fits(b)).count();
-        if vectors && eligible >= GROUP.saturating_mul(threads.max(1)) && available() {
-            let mut jobs: Vec<Vec<Job<'_>>> = Vec::with_capacity(blocks.len());
-            let mut run: Vec<Job<'_>> = Vec::with_capacity(GROUP);
-            for b in blocks {
-                if fits(&b) {
-                    run.push(b);
-                    if run.len() == GROUP {
-                        jobs.push(core::mem::replace(&mut run, Vec::with_capacity(GROUP)));
-                    }
-                } else {
-                    jobs.extend(run.drain(..).map(|b| vec![b]));
-                    jobs.push(vec![b]);
-                }
-            }
-            jobs.extend(run.drain(..).map(|b| vec![b]));
-            return jobs;
-        }
-    }
+        let on = vectors && eligible >= GROUP.saturating_mul(threads.max(1)) && available();
+        (if on { GROUP } else { 1 }, fits)
+    };
+    #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
+    let (group, fits) = (1, |_: &Job<'_>| false);
     let _ = (threads, vectors);
-    blocks.into_iter().map(|b| vec![b]).collect()
+    let mut jobs = Vec::with_capacity(blocks.len());
+    let mut rest = blocks;
+    while !rest.is_empty() {
+        let whole = group > 1 && rest.get(..group).is_some_and(|g| g.iter().all(fits));
+        let (head, tail) = core::mem::take(&mut rest).split_at_mut(if whole { group } else { 1 });
+        jobs.push(head);
+        rest = tail;
+    }
+    jobs
 }
 
 /// Decodes a unit of [`group_jobs`]: its steps, or the first error in
