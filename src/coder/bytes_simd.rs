@@ -133,7 +133,12 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
             let f = v4.avx512f;
             let bw = v4.avx512bw;
             let dq = v4.avx512dq;
-            let m12 = v4.sse2._mm_set1_epi16(0xfff);
+            let avx2 = v4.avx2;
+            let m12 = f._mm512_set1_epi64(0xfff);
+            let m12_hi = f._mm512_set1_epi64(0xfff << 16);
+            let one = v4.avx._mm256_set1_epi32(1);
+            let nib_lo = v4.avx._mm256_set1_epi32(0xf);
+            let nib_hi = v4.avx._mm256_set1_epi32(0xf0);
             let low = f._mm512_set1_epi64(1 << 31);
             let bits = [8, 4, 2, 1].map(|b| v4.avx._mm256_set1_epi16(b));
             let mut r = 0usize;
@@ -148,38 +153,45 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
                         break 'rounds;
                     };
                     let x = k.x;
-                    // The low and high slots of the 8 lanes, side by side
-                    // as 16 u16s (low slots first): one search finds all
-                    // 16 nibbles.
-                    let sl = v4.sse2._mm_and_si128(f._mm512_cvtepi64_epi16(x), m12);
-                    let sh = v4.sse2._mm_and_si128(
-                        f._mm512_cvtepi64_epi16(f._mm512_srli_epi64::<12>(x)),
-                        m12,
-                    );
-                    let s = v4.avx._mm256_set_m128i(sh, sl);
+                    // Each lane's low and high slots as a u32, low slot in
+                    // its low half: the 16 slots of the round as u16s in
+                    // one register, so that one search finds all 16
+                    // nibbles.
+                    let s = f._mm512_cvtepi64_epi32(f._mm512_or_si512(
+                        f._mm512_and_si512(x, m12),
+                        f._mm512_and_si512(f._mm512_slli_epi64::<4>(x), m12_hi),
+                    ));
                     // The nibble: the largest v with start_v ≤ slot (start_0
                     // is 0, and the starts increase: every f_v ≥ 1).
                     let mut v = v4.avx._mm256_setzero_si256();
                     for b in bits {
-                        let c = v4.avx2._mm256_or_si256(v, b);
+                        let c = avx2._mm256_or_si256(v, b);
                         let t = bw._mm256_permutexvar_epi16(c, k.start);
                         v = bw._mm256_mask_mov_epi16(v, bw._mm256_cmple_epu16_mask(t, s), c);
                     }
+                    // Per lane, as u32s: fr = f_l | f_h·2^16, rank = rank_l
+                    // | rank_h·2^16. Then F = f_h·f_l and R = rank_h·f_l +
+                    // rank_l, each one vpmaddwd (every value below 2^12, so
+                    // the signed 16-bit products are exact; F, R < 2^24).
                     let fr = bw._mm256_permutexvar_epi16(v, k.freq);
-                    let rank = v4.avx2._mm256_sub_epi16(s, bw._mm256_permutexvar_epi16(v, k.start));
-                    let lo = |a: __m256i| f._mm512_cvtepu16_epi64(v4.avx._mm256_castsi256_si128(a));
-                    let hi = |a: __m256i| f._mm512_cvtepu16_epi64(v4.avx2._mm256_extracti128_si256::<1>(a));
-                    let (fl, fh, rl, rh) = (lo(fr), hi(fr), lo(rank), hi(rank));
-                    let byte = v4.sse2._mm_or_si128(
-                        v4.sse2._mm_slli_epi16::<4>(v4.avx2._mm256_extracti128_si256::<1>(v)),
-                        v4.avx._mm256_castsi256_si128(v),
+                    let rank = avx2._mm256_sub_epi16(s, bw._mm256_permutexvar_epi16(v, k.start));
+                    let fl_hi = avx2._mm256_slli_epi32::<16>(fr);
+                    let big_f = avx2._mm256_madd_epi16(fr, fl_hi);
+                    let big_r = avx2._mm256_madd_epi16(rank, avx2._mm256_or_si256(fl_hi, one));
+                    // The byte: l | h·16, from v = l | h·2^16.
+                    let byte = avx2._mm256_or_si256(
+                        avx2._mm256_and_si256(v, nib_lo),
+                        avx2._mm256_and_si256(avx2._mm256_srli_epi32::<12>(v), nib_hi),
                     );
-                    let bytes: [u8; 16] = pulp::cast(bw._mm_cvtepi16_epi8(byte));
-                    // x' = f_l·(f_h·⌊x / 2^24⌋ + rank_h) + rank_l, as the
-                    // portable `step` (below 2^63 for any state < 2^63).
+                    let bytes: [u8; 16] = pulp::cast(f._mm256_cvtepi32_epi8(byte));
+                    // x' = F·⌊x / 2^24⌋ + R = f_l·(f_h·⌊x / 2^24⌋ + rank_h) +
+                    // rank_l, as the portable `step` (below 2^63 for any
+                    // state below 2^63).
                     let q = f._mm512_srli_epi64::<24>(x);
-                    let t = f._mm512_add_epi64(dq._mm512_mullo_epi64(fh, q), rh);
-                    let y = f._mm512_add_epi64(dq._mm512_mullo_epi64(t, fl), rl);
+                    let y = f._mm512_add_epi64(
+                        dq._mm512_mullo_epi64(f._mm512_cvtepu32_epi64(big_f), q),
+                        f._mm512_cvtepu32_epi64(big_r),
+                    );
                     if let (Some(o), Some(b)) = (
                         k.out.get_mut(r * 8..).and_then(|o| o.first_chunk_mut::<8>()),
                         bytes.first_chunk::<8>(),
