@@ -61,9 +61,15 @@ struct Kernel<'a> {
     data: &'a [u8],
     /// The block's whole words, as bytes.
     out: &'a mut [u8],
-    /// The 16 nibble starts and frequencies, as u16s.
-    start: __m256i,
-    freq: __m256i,
+    /// The 16 nibble starts and frequencies, as u16s (the first 16 of
+    /// 32).
+    start: __m512i,
+    freq: __m512i,
+    /// start_8, start_4 and start_12 in every u16: the first two levels
+    /// of the search, whose pivots need no permute.
+    start8: __m512i,
+    start4: __m512i,
+    start12: __m512i,
 }
 
 /// Decodes a group of mode-1 blocks of one size with 8 lanes each, and
@@ -91,7 +97,16 @@ pub(crate) fn decode_group(group: &mut [Member<'_>; GROUP]) -> [Result<u64, Code
         let mut kernels = group.each_mut().map(|m| {
             let nib = Nibbles::build(m.bits, m.ones);
             // Every start and frequency is below 2^12.
-            let narrow = |v: &[u32; 16]| -> __m256i { pulp::cast(v.map(|x| x as u16)) };
+            let narrow = |v: &[u32; 16]| -> __m512i {
+                let mut w = [0u16; 32];
+                for (d, &x) in w.iter_mut().zip(v) {
+                    *d = x as u16;
+                }
+                pulp::cast(w)
+            };
+            let every = |i: usize| -> __m512i {
+                pulp::cast([nib.start.get(i).map_or(0, |&x| x as u16); 32])
+            };
             let fast = m.words.get_mut(..full_words).unwrap_or_default();
             let start = states.next();
             Kernel {
@@ -101,6 +116,9 @@ pub(crate) fn decode_group(group: &mut [Member<'_>; GROUP]) -> [Result<u64, Code
                 out: bytemuck::cast_slice_mut(fast),
                 start: narrow(&nib.start),
                 freq: narrow(&nib.freq),
+                start8: every(8),
+                start4: every(4),
+                start12: every(12),
             }
         });
         let rounds = run(v4, &mut kernels, full_words);
@@ -133,14 +151,15 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
             let f = v4.avx512f;
             let bw = v4.avx512bw;
             let dq = v4.avx512dq;
-            let avx2 = v4.avx2;
             let m12 = f._mm512_set1_epi64(0xfff);
             let m12_hi = f._mm512_set1_epi64(0xfff << 16);
-            let one = v4.avx._mm256_set1_epi32(1);
-            let nib_lo = v4.avx._mm256_set1_epi32(0xf);
-            let nib_hi = v4.avx._mm256_set1_epi32(0xf0);
+            let m16 = f._mm512_set1_epi64(0xffff);
+            let one = f._mm512_set1_epi64(1);
+            let nib_lo = f._mm512_set1_epi64(0xf);
+            let nib_hi = f._mm512_set1_epi64(0xf0);
             let low = f._mm512_set1_epi64(1 << 31);
-            let bits = [8, 4, 2, 1].map(|b| v4.avx._mm256_set1_epi16(b));
+            let bit = |b: i16| f._mm512_set1_epi16(b);
+            let (eight, four, two, one_) = (bit(8), bit(4), bit(2), bit(1));
             let mut r = 0usize;
             'rounds: while r < full_words {
                 for k in kernels.iter() {
@@ -153,45 +172,54 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
                         break 'rounds;
                     };
                     let x = k.x;
-                    // Each lane's low and high slots as a u32, low slot in
-                    // its low half: the 16 slots of the round as u16s in
-                    // one register, so that one search finds all 16
-                    // nibbles.
-                    let s = f._mm512_cvtepi64_epi32(f._mm512_or_si512(
+                    // Each lane's low and high slots as its first two u16s
+                    // (the other two 0): one search finds all 16 nibbles
+                    // of the round, and every result stays in its lane.
+                    let s = f._mm512_or_si512(
                         f._mm512_and_si512(x, m12),
                         f._mm512_and_si512(f._mm512_slli_epi64::<4>(x), m12_hi),
-                    ));
-                    // The nibble: the largest v with start_v ≤ slot (start_0
-                    // is 0, and the starts increase: every f_v ≥ 1).
-                    let mut v = v4.avx._mm256_setzero_si256();
-                    for b in bits {
-                        let c = avx2._mm256_or_si256(v, b);
-                        let t = bw._mm256_permutexvar_epi16(c, k.start);
-                        v = bw._mm256_mask_mov_epi16(v, bw._mm256_cmple_epu16_mask(t, s), c);
-                    }
-                    // Per lane, as u32s: fr = f_l | f_h·2^16, rank = rank_l
-                    // | rank_h·2^16. Then F = f_h·f_l and R = rank_h·f_l +
-                    // rank_l, each one vpmaddwd (every value below 2^12, so
-                    // the signed 16-bit products are exact; F, R < 2^24).
-                    let fr = bw._mm256_permutexvar_epi16(v, k.freq);
-                    let rank = avx2._mm256_sub_epi16(s, bw._mm256_permutexvar_epi16(v, k.start));
-                    let fl_hi = avx2._mm256_slli_epi32::<16>(fr);
-                    let big_f = avx2._mm256_madd_epi16(fr, fl_hi);
-                    let big_r = avx2._mm256_madd_epi16(rank, avx2._mm256_or_si256(fl_hi, one));
-                    // The byte: l | h·16, from v = l | h·2^16.
-                    let byte = avx2._mm256_or_si256(
-                        avx2._mm256_and_si256(v, nib_lo),
-                        avx2._mm256_and_si256(avx2._mm256_srli_epi32::<12>(v), nib_hi),
                     );
-                    let bytes: [u8; 16] = pulp::cast(f._mm256_cvtepi32_epi8(byte));
+                    // The nibble: the largest v with start_v ≤ slot (start_0
+                    // is 0, and the starts increase: every f_v ≥ 1). The
+                    // first pivot is start_8 for every slot, the second
+                    // start_4 or start_12; then a permute picks them. The
+                    // zero u16s find nibble 0.
+                    let k1 = bw._mm512_cmple_epu16_mask(k.start8, s);
+                    let v = bw._mm512_maskz_mov_epi16(k1, eight);
+                    let pivot = bw._mm512_mask_blend_epi16(k1, k.start4, k.start12);
+                    let v = bw._mm512_mask_mov_epi16(
+                        v,
+                        bw._mm512_cmple_epu16_mask(pivot, s),
+                        f._mm512_or_si512(v, four),
+                    );
+                    let mut v = v;
+                    for b in [two, one_] {
+                        let c = f._mm512_or_si512(v, b);
+                        let t = bw._mm512_permutexvar_epi16(c, k.start);
+                        v = bw._mm512_mask_mov_epi16(v, bw._mm512_cmple_epu16_mask(t, s), c);
+                    }
+                    // Per lane: fr = f_l, f_h and rank = rank_l, rank_h as
+                    // its first two u16s. F = f_h·f_l and R = rank_h·f_l +
+                    // rank_l, each one vpmaddwd against (1, f_l) or (0,
+                    // f_l) (every value below 2^12, so the signed 16-bit
+                    // products are exact; F, R < 2^24, and the lane's
+                    // upper u32 is 0·0 + 0·0).
+                    let fr = bw._mm512_permutexvar_epi16(v, k.freq);
+                    let rank = bw._mm512_sub_epi16(s, bw._mm512_permutexvar_epi16(v, k.start));
+                    let fl_hi = f._mm512_slli_epi64::<16>(f._mm512_and_si512(fr, m16));
+                    let big_f = bw._mm512_madd_epi16(fr, fl_hi);
+                    let big_r = bw._mm512_madd_epi16(rank, f._mm512_or_si512(fl_hi, one));
+                    // The byte: l | h·16, from v = l | h·2^16.
+                    let byte = f._mm512_or_si512(
+                        f._mm512_and_si512(v, nib_lo),
+                        f._mm512_and_si512(f._mm512_srli_epi64::<12>(v), nib_hi),
+                    );
+                    let bytes: [u8; 16] = pulp::cast(f._mm512_cvtepi64_epi8(byte));
                     // x' = F·⌊x / 2^24⌋ + R = f_l·(f_h·⌊x / 2^24⌋ + rank_h) +
                     // rank_l, as the portable `step` (below 2^63 for any
                     // state below 2^63).
                     let q = f._mm512_srli_epi64::<24>(x);
-                    let y = f._mm512_add_epi64(
-                        dq._mm512_mullo_epi64(f._mm512_cvtepu32_epi64(big_f), q),
-                        f._mm512_cvtepu32_epi64(big_r),
-                    );
+                    let y = f._mm512_add_epi64(dq._mm512_mullo_epi64(big_f, q), big_r);
                     if let (Some(o), Some(b)) = (
                         k.out.get_mut(r * 8..).and_then(|o| o.first_chunk_mut::<8>()),
                         bytes.first_chunk::<8>(),
