@@ -43,6 +43,12 @@ use super::CoderError;
 /// 6 at 1166 (prototype, the 17.5 MB filter's density).
 pub(crate) const GROUP: usize = 4;
 
+/// The most blocks in a group: a run of eligible blocks is cut into
+/// groups of [`GROUP`], and the last takes the one to three left over
+/// (the array's last block, shorter than the others, among them), so that
+/// no block of the run is left to the portable decoder.
+pub(crate) const MAX_GROUP: usize = 2 * GROUP - 1;
+
 /// One block of a group: its stream, bit count, count of ones and output
 /// words (as [`decode_block`] takes them).
 pub(crate) struct Member<'a> {
@@ -50,6 +56,12 @@ pub(crate) struct Member<'a> {
     pub(crate) bits: u64,
     pub(crate) ones: u64,
     pub(crate) words: &'a mut [u64],
+}
+
+/// Whether a block of `bits` bits with `ones` ones, in mode 1, can be one
+/// of a group (8 lanes, not constant).
+pub(crate) fn fits(bits: u64, ones: u64) -> bool {
+    lanes_for(bits) == 8 && 0 < ones && ones < bits
 }
 
 /// Whether this machine runs the vector decoder (AVX-512 F, DQ, VL and
@@ -67,6 +79,11 @@ struct Kernel<'a> {
     data: &'a [u8],
     /// The block's whole words, as bytes.
     out: &'a mut [u8],
+    /// Rounds the block has (its whole words), and rounds made.
+    rounds: usize,
+    done: usize,
+    /// Still decoding: rounds and a round's reads (32 bytes) left.
+    active: bool,
     /// The 16 nibble starts and frequencies, as u16s (the first 16 of
     /// 32).
     start: __m512i,
@@ -78,79 +95,83 @@ struct Kernel<'a> {
     start12: __m512i,
 }
 
-/// Decodes a group of mode-1 blocks of one size with 8 lanes each, and
-/// returns each block's result as [`decode_block`] would (the same steps,
-/// or the same error). Falls back to [`decode_block`] for each block when
-/// the machine lacks AVX-512, the blocks differ in size or lane count, or
-/// a block's initial states are bad.
-pub(crate) fn decode_group(group: &mut [Member<'_>; GROUP]) -> [Result<u64, CoderError>; GROUP] {
-    let bits = group.first().map_or(0, |m| m.bits);
-    let same = lanes_for(bits) == 8
-        && group
-            .iter()
-            .all(|m| m.bits == bits && 0 < m.ones && m.ones < m.bits);
-    let starts = group.each_ref().map(|m| begin::<8>(m.data));
-    let (Some(v4), [Ok(a), Ok(b), Ok(c), Ok(d)]) = (V4::try_new().filter(|_| same), starts)
-    else {
-        return group
-            .each_mut()
-            .map(|m| decode_block(m.data, m.bits, m.ones, m.words));
+/// Decodes a group of mode-1 blocks with 8 lanes each (from [`GROUP`] to
+/// [`MAX_GROUP`] of them, of any sizes), writing each block's result to
+/// `results` as [`decode_block`] would (the same steps, or the same
+/// error). Falls back to [`decode_block`] for every block when the
+/// machine lacks AVX-512, a block does not [`fits`], or a block's initial
+/// states are bad.
+pub(crate) fn decode_group(group: &mut [Member<'_>], results: &mut [Result<u64, CoderError>]) {
+    let starts: Vec<_> = group.iter().map(|m| begin::<8>(m.data)).collect();
+    let ok = group.len() <= MAX_GROUP
+        && results.len() == group.len()
+        && group.iter().all(|m| fits(m.bits, m.ones))
+        && starts.iter().all(Result::is_ok);
+    let v4 = V4::try_new().filter(|_| ok);
+    let Some(v4) = v4 else {
+        for (m, r) in group.iter_mut().zip(results.iter_mut()) {
+            *r = decode_block(m.data, m.bits, m.ones, m.words);
+        }
+        return;
     };
-    let mut at = [a, b, c, d];
-    let full_words = (bits / 64) as usize;
+    let mut at: Vec<Progress<8>> = starts.into_iter().flatten().collect();
     {
-        let mut states = at.iter();
-        let mut kernels = group.each_mut().map(|m| {
-            let nib = Nibbles::build(m.bits, m.ones);
-            // Every start and frequency is below 2^12.
-            let narrow = |v: &[u32; 16]| -> __m512i {
-                let mut w = [0u16; 32];
-                for (d, &x) in w.iter_mut().zip(v) {
-                    *d = x as u16;
+        let mut kernels: Vec<Kernel<'_>> = group
+            .iter_mut()
+            .zip(&at)
+            .map(|(m, start)| {
+                let nib = Nibbles::build(m.bits, m.ones);
+                // Every start and frequency is below 2^12.
+                let narrow = |v: &[u32; 16]| -> __m512i {
+                    let mut w = [0u16; 32];
+                    for (d, &x) in w.iter_mut().zip(v) {
+                        *d = x as u16;
+                    }
+                    pulp::cast(w)
+                };
+                let every = |i: usize| -> __m512i {
+                    pulp::cast([nib.start.get(i).map_or(0, |&x| x as u16); 32])
+                };
+                let rounds = (m.bits / 64) as usize;
+                let fast = m.words.get_mut(..rounds).unwrap_or_default();
+                Kernel {
+                    x: pulp::cast(start.xs),
+                    pos: start.pos,
+                    data: m.data,
+                    out: bytemuck::cast_slice_mut(fast),
+                    rounds,
+                    done: 0,
+                    active: true,
+                    start: narrow(&nib.start),
+                    freq: narrow(&nib.freq),
+                    start8: every(8),
+                    start4: every(4),
+                    start12: every(12),
                 }
-                pulp::cast(w)
-            };
-            let every = |i: usize| -> __m512i {
-                pulp::cast([nib.start.get(i).map_or(0, |&x| x as u16); 32])
-            };
-            let fast = m.words.get_mut(..full_words).unwrap_or_default();
-            let start = states.next();
-            Kernel {
-                x: pulp::cast(start.map_or([0; 8], |p| p.xs)),
-                pos: start.map_or(usize::MAX, |p| p.pos),
-                data: m.data,
-                out: bytemuck::cast_slice_mut(fast),
-                start: narrow(&nib.start),
-                freq: narrow(&nib.freq),
-                start8: every(8),
-                start4: every(4),
-                start12: every(12),
-            }
-        });
-        let rounds = run(v4, &mut kernels, full_words);
+            })
+            .collect();
+        run(v4, &mut kernels);
         for (p, k) in at.iter_mut().zip(&kernels) {
             *p = Progress {
                 xs: pulp::cast(k.x),
                 pos: k.pos,
-                words: rounds,
+                words: k.done,
             };
         }
     }
-    let mut states = at.into_iter();
-    group.each_mut().map(|m| match states.next() {
-        Some(p) => resume8(p, m.data, m.bits, m.ones, m.words),
-        None => decode_block(m.data, m.bits, m.ones, m.words),
-    })
+    for ((m, p), r) in group.iter_mut().zip(at).zip(results.iter_mut()) {
+        *r = resume8(p, m.data, m.bits, m.ones, m.words);
+    }
 }
 
-/// The fast rounds of every kernel, in lockstep, while each has 32 bytes
-/// of stream left; returns the rounds made (words written per block).
+/// The fast rounds of the kernels, interleaved: each goes on while it has
+/// rounds and a round's reads (32 bytes) left.
 ///
-/// Overflow: `r < full_words` words of the block; `pos` grows by at most
-/// 32 per round and only while 32 bytes are left, so it stays within the
-/// stream.
+/// Overflow: `done < rounds`, the block's whole words; `pos` grows by at
+/// most 32 per round and only while 32 bytes are left, so it stays within
+/// the stream.
 #[allow(clippy::arithmetic_side_effects)]
-fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
+fn run(v4: V4, kernels: &mut [Kernel<'_>]) {
     v4.vectorize(
         #[inline(always)]
         || {
@@ -166,17 +187,19 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
             let low = f._mm512_set1_epi64(1 << 31);
             let bit = |b: i16| f._mm512_set1_epi16(b);
             let (eight, four, two, one_) = (bit(8), bit(4), bit(2), bit(1));
-            let mut r = 0usize;
-            'rounds: while r < full_words {
-                for k in kernels.iter() {
-                    if k.data.len().saturating_sub(k.pos) < 32 {
-                        break 'rounds;
-                    }
-                }
+            let mut active = kernels.len();
+            while active > 0 {
                 for k in kernels.iter_mut() {
-                    let Some(chunk) = k.data.get(k.pos..).and_then(|d| d.first_chunk::<32>()) else {
-                        break 'rounds;
+                    if !k.active {
+                        continue;
+                    }
+                    let chunk = k.data.get(k.pos..).and_then(|d| d.first_chunk::<32>());
+                    let (Some(chunk), true) = (chunk, k.done < k.rounds) else {
+                        k.active = false;
+                        active -= 1;
+                        continue;
                     };
+                    let r = k.done;
                     let x = k.x;
                     // Each lane's low and high slots as its first two u16s
                     // (the other two 0): one search finds all 16 nibbles
@@ -240,10 +263,9 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>; GROUP], full_words: usize) -> usize {
                     let renormed = f._mm512_or_si512(f._mm512_slli_epi64::<32>(y), w);
                     k.x = f._mm512_mask_mov_epi64(y, need, renormed);
                     k.pos += 4 * need.count_ones() as usize;
+                    k.done += 1;
                 }
-                r += 1;
             }
-            r
         },
     )
 }
@@ -283,30 +305,38 @@ mod tests {
             .collect()
     }
 
-    /// Decodes four streams as a group and one by one with the portable
-    /// decoder (both into words holding garbage), and checks that they
-    /// agree block by block: the same steps and words, or the same error.
-    /// Returns the group's results.
-    fn agree(streams: &[(&[u8], u64); GROUP]) -> [Result<u64, CoderError>; GROUP] {
-        let n = (BITS / 64) as usize;
-        let mut vec_words: Vec<Vec<u64>> = (0..GROUP).map(|_| vec![GARBAGE; n]).collect();
-        let mut it = vec_words.iter_mut();
-        let mut group: [Member<'_>; GROUP] = streams.map(|(data, ones)| Member {
-            data,
-            bits: BITS,
-            ones,
-            words: it.next().unwrap(),
-        });
-        let got = decode_group(&mut group);
-        for (i, ((data, ones), r)) in streams.iter().zip(&got).enumerate() {
-            let mut words = vec![GARBAGE; n];
-            let want = decode_block(data, BITS, *ones, &mut words);
+    /// Decodes streams (bit counts, streams, counts of ones) as a group
+    /// and one by one with the portable decoder (both into words holding
+    /// garbage), and checks that they agree block by block: the same
+    /// steps and words, or the same error. Returns the group's results
+    /// and words.
+    fn agree(streams: &[(u64, &[u8], u64)]) -> (Vec<Result<u64, CoderError>>, Vec<Vec<u64>>) {
+        let mut vec_words: Vec<Vec<u64>> = streams
+            .iter()
+            .map(|&(bits, _, _)| vec![GARBAGE; bits.div_ceil(64) as usize])
+            .collect();
+        let mut group: Vec<Member<'_>> = streams
+            .iter()
+            .zip(vec_words.iter_mut())
+            .map(|(&(bits, data, ones), words)| Member {
+                data,
+                bits,
+                ones,
+                words,
+            })
+            .collect();
+        let mut got = vec![Ok(0); streams.len()];
+        decode_group(&mut group, &mut got);
+        drop(group);
+        for (i, (&(bits, data, ones), r)) in streams.iter().zip(&got).enumerate() {
+            let mut words = vec![GARBAGE; bits.div_ceil(64) as usize];
+            let want = decode_block(data, bits, ones, &mut words);
             assert_eq!(r, &want, "block {i}");
             if want.is_ok() {
                 assert!(vec_words[i] == words, "block {i}: words differ");
             }
         }
-        got
+        (got, vec_words)
     }
 
     #[test]
@@ -314,34 +344,52 @@ mod tests {
         if !available() {
             eprintln!("no AVX-512 here: the group decoder falls back (checked below)");
         }
-        // Mode 1 serves minority densities from 1/16; the four blocks of
-        // a group have their own tables.
+        // Mode 1 serves minority densities from 1/16; the blocks of a
+        // group have their own tables.
         for (densities, seed) in [
             ([0.0625, 0.133, 0.3, 0.5], 1u64),
             ([0.6, 0.75, 0.9, 0.9375], 2),
             ([0.133, 0.133, 0.134, 0.132], 3),
         ] {
             let g = group_of(densities, seed);
-            let got = agree(&core::array::from_fn(|i| (&g[i].2[..], g[i].1)));
-            for (r, (w, _, _)) in got.iter().zip(&g) {
+            let streams: Vec<(u64, &[u8], u64)> = g.iter().map(|b| (BITS, &b.2[..], b.1)).collect();
+            let (got, words) = agree(&streams);
+            for (i, (r, (w, _, _))) in got.iter().zip(&g).enumerate() {
                 assert_eq!(r, &Ok(BITS / 8));
-                let _ = w;
-            }
-            // And the words are the blocks (agree checked them against
-            // the portable decoder; here against the source).
-            let n = (BITS / 64) as usize;
-            let mut words: Vec<Vec<u64>> = (0..GROUP).map(|_| vec![0; n]).collect();
-            let mut it = words.iter_mut();
-            let mut group: [Member<'_>; GROUP] = core::array::from_fn(|i| Member {
-                data: &g[i].2,
-                bits: BITS,
-                ones: g[i].1,
-                words: it.next().unwrap(),
-            });
-            let _ = decode_group(&mut group);
-            for (i, (w, _, _)) in g.iter().enumerate() {
                 assert!(words[i] == *w, "{densities:?}: block {i}");
             }
+        }
+    }
+
+    #[test]
+    fn groups_of_blocks_of_other_sizes_decode_each_to_its_end() {
+        // Seven blocks (the most in a group): full ones and shorter ones,
+        // as the last block of an array is, down to the smallest with 8
+        // lanes and one whose bits end inside a word. The short ones stop
+        // early; the others go on in the vectors.
+        let sizes = [BITS, BITS + 64 * 999, BITS, 3 * BITS / 2 + 13, BITS, 2 * BITS, BITS + 8];
+        let mut rev = Vec::new();
+        let blocks: Vec<(u64, Vec<u64>, u64, Vec<u8>)> = sizes
+            .iter()
+            .zip(0u64..)
+            .map(|(&bits, i)| {
+                let (mut w, _) = block(0.2 + 0.05 * i as f64, 40 + i);
+                w.resize(bits.div_ceil(64) as usize, 0x0123_4567_89ab_cdef ^ i);
+                if bits % 64 != 0 {
+                    let last = w.len() - 1;
+                    w[last] &= (1u64 << (bits % 64)) - 1;
+                }
+                let ones = w.iter().map(|x| u64::from(x.count_ones())).sum();
+                let mut out = Vec::new();
+                encode_block(&w, bits, ones, &mut out, &mut rev);
+                (bits, w, ones, out)
+            })
+            .collect();
+        let streams: Vec<(u64, &[u8], u64)> = blocks.iter().map(|b| (b.0, &b.3[..], b.2)).collect();
+        let (got, words) = agree(&streams);
+        for (i, (r, b)) in got.iter().zip(&blocks).enumerate() {
+            assert_eq!(r, &Ok(b.0.div_ceil(8)), "block {i}");
+            assert!(words[i] == b.1, "block {i}");
         }
     }
 
@@ -369,14 +417,10 @@ mod tests {
                 4 => bad[len / 2] ^= 1 << (splitmix(&mut s) % 8),
                 _ => bad[64 + (splitmix(&mut s) % 64) as usize] ^= 0x40,
             }
-            let streams: [(&[u8], u64); GROUP] = core::array::from_fn(|i| {
-                if i == victim {
-                    (&bad[..], ones[i])
-                } else {
-                    (clean[i], ones[i])
-                }
-            });
-            let got = agree(&streams);
+            let streams: Vec<(u64, &[u8], u64)> = (0..GROUP)
+                .map(|i| (BITS, if i == victim { &bad[..] } else { clean[i] }, ones[i]))
+                .collect();
+            let (got, _) = agree(&streams);
             // A shortened stream always fails; a flipped byte may still
             // decode (to other bytes: the count of ones is the caller's
             // check), alike in both decoders.
@@ -386,14 +430,29 @@ mod tests {
         }
         // A stream too short for its states, and a bad initial state: the
         // whole group goes to the portable decoder, with the same results.
-        let short = &clean[1][..40];
-        let _ = agree(&[(clean[0], ones[0]), (short, ones[1]), (clean[2], ones[2]), (clean[3], ones[3])]);
+        let with = |i: usize, data: &'_ [u8], ones_i: u64| -> Vec<(u64, Vec<u8>, u64)> {
+            (0..GROUP)
+                .map(|j| {
+                    if j == i {
+                        (BITS, data.to_vec(), ones_i)
+                    } else {
+                        (BITS, clean[j].to_vec(), ones[j])
+                    }
+                })
+                .collect()
+        };
+        let run = |v: &[(u64, Vec<u8>, u64)]| {
+            let streams: Vec<(u64, &[u8], u64)> = v.iter().map(|b| (b.0, &b.1[..], b.2)).collect();
+            agree(&streams).0
+        };
+        let _ = run(&with(1, &clean[1][..40], ones[1]));
         let mut bad_state = clean[2].to_vec();
         bad_state[8..16].copy_from_slice(&1u64.to_le_bytes());
-        let got = agree(&[(clean[0], ones[0]), (clean[1], ones[1]), (&bad_state, ones[2]), (clean[3], ones[3])]);
+        let got = run(&with(2, &bad_state, ones[2]));
         assert_eq!(got[2], Err(CoderError::BadState { offset: 8 }));
         // A wrong count of ones gives a different table: decoded bytes
         // differ or the stream fails its end checks, alike in both.
-        let _ = agree(&[(clean[0], ones[0] + 1), (clean[1], ones[1]), (clean[2], ones[2] - 7), (clean[3], ones[3])]);
+        let _ = run(&with(0, clean[0], ones[0] + 1));
+        let _ = run(&with(2, clean[2], ones[2] - 7));
     }
 }

@@ -537,12 +537,13 @@ fn decode_work(
 type Job<'a> = (u64, Entry, &'a mut [u64], &'a [u8]);
 
 /// The blocks as the units the threads take, in block order: one block
-/// each, or (with the `simd` feature, on a machine with AVX-512) runs of
-/// [`bytes_simd::GROUP`](super::bytes_simd::GROUP) consecutive full-size
-/// 8-lane mode-1 blocks that the vector decoder takes together, when
-/// there are enough of them for every thread to get a group (the vectors
-/// need four blocks in flight: fewer decode slower than the portable
-/// decoder). Each unit is a slice of `blocks`: 16 bytes per unit.
+/// each, or (with the `simd` feature, on a machine with AVX-512) groups
+/// of consecutive 8-lane mode-1 blocks that the vector decoder takes
+/// together, when there are enough of them for every thread to get a
+/// group: the vectors need four blocks in flight, and fewer decode slower
+/// than the portable decoder. A run of such blocks is cut into groups of
+/// [`GROUP`](super::bytes_simd::GROUP), the last taking the one to three
+/// left over. Each unit is a slice of `blocks`: 16 bytes per unit.
 fn group_jobs<'s, 'a>(
     blocks: &'s mut [Job<'a>],
     threads: usize,
@@ -550,26 +551,31 @@ fn group_jobs<'s, 'a>(
 ) -> Vec<&'s mut [Job<'a>]> {
     #[cfg(all(feature = "simd", target_arch = "x86_64"))]
     let (group, fits) = {
-        use super::bytes_simd::{available, GROUP};
-        let full = blocks.iter().map(|b| b.1.bits).max().unwrap_or(0);
-        let fits = move |b: &Job<'_>| {
-            b.1.mode == Mode::Bytes
-                && !b.1.is_constant()
-                && b.1.bits == full
-                && bytes::lanes_for(full) == 8
-        };
+        use super::bytes_simd::{available, fits, GROUP};
+        let fits = |b: &Job<'_>| b.1.mode == Mode::Bytes && fits(b.1.bits, b.1.ones);
         let eligible = blocks.iter().filter(|b| fits(b)).count();
         let on = vectors && eligible >= GROUP.saturating_mul(threads.max(1)) && available();
-        (if on { GROUP } else { 1 }, fits)
+        (if on { GROUP } else { 0 }, fits)
     };
     #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
-    let (group, fits) = (1, |_: &Job<'_>| false);
+    let (group, fits) = (0usize, |_: &Job<'_>| false);
     let _ = (threads, vectors);
     let mut jobs = Vec::with_capacity(blocks.len());
     let mut rest = blocks;
     while !rest.is_empty() {
-        let whole = group > 1 && rest.get(..group).is_some_and(|g| g.iter().all(fits));
-        let (head, tail) = core::mem::take(&mut rest).split_at_mut(if whole { group } else { 1 });
+        let run = if group > 0 {
+            rest.iter().take_while(|b| fits(b)).count()
+        } else {
+            0
+        };
+        // A run of 4–7 is one group; a longer one gives a group of 4 and
+        // stays at least 4 long.
+        let take = match run {
+            r if group > 0 && r >= group.saturating_mul(2) => group,
+            r if group > 0 && r >= group => r,
+            _ => 1,
+        };
+        let (head, tail) = core::mem::take(&mut rest).split_at_mut(take);
         jobs.push(head);
         rest = tail;
     }
@@ -580,8 +586,8 @@ fn group_jobs<'s, 'a>(
 /// block order.
 fn run_job(job: &mut [Job<'_>]) -> Result<u64, CoderError> {
     #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-    if let Ok(group) = <&mut [Job<'_>; super::bytes_simd::GROUP]>::try_from(&mut *job) {
-        return decode_group(group);
+    if job.len() >= super::bytes_simd::GROUP {
+        return decode_group(job);
     }
     job.iter_mut()
         .try_fold(0u64, |n, b| Ok(n.saturating_add(decode_block(b.0, &b.1, b.2, b.3)?)))
@@ -590,15 +596,20 @@ fn run_job(job: &mut [Job<'_>]) -> Result<u64, CoderError> {
 /// Decodes a group of blocks with the vector decoder, then checks each
 /// block's count of ones as [`decode_block`] does.
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-fn decode_group(group: &mut [Job<'_>; super::bytes_simd::GROUP]) -> Result<u64, CoderError> {
+fn decode_group(group: &mut [Job<'_>]) -> Result<u64, CoderError> {
     use super::bytes_simd::Member;
-    let mut members = group.each_mut().map(|b| Member {
-        data: b.3,
-        bits: b.1.bits,
-        ones: b.1.ones,
-        words: &mut *b.2,
-    });
-    let results = super::bytes_simd::decode_group(&mut members);
+    let mut members: Vec<Member<'_>> = group
+        .iter_mut()
+        .map(|b| Member {
+            data: b.3,
+            bits: b.1.bits,
+            ones: b.1.ones,
+            words: &mut *b.2,
+        })
+        .collect();
+    let mut results = vec![Ok(0); members.len()];
+    super::bytes_simd::decode_group(&mut members, &mut results);
+    drop(members);
     let mut steps = 0u64;
     for (b, r) in group.iter().zip(results) {
         let n = r.map_err(|err| err.shifted(b.1.start))?;
