@@ -1,6 +1,7 @@
-//! Type-4 payloads of four to six full blocks of 2^22 bits in mode 1 (and
-//! sometimes a last, partial block): the blocks the vector decoder (the
-//! `simd` feature, on AVX-512 machines) takes four at a time. Each
+//! Type-4 payloads of four to nine full blocks of 2^22 bits in mode 1 (and
+//! sometimes a last, shorter block): the blocks the vector decoder (the
+//! `simd` feature, on AVX-512 machines) takes four to seven at a time (on
+//! two threads from eight blocks on). Each
 //! block's density is the input's; then the payload is damaged (bytes
 //! XORed, its end cut, a block's stream shortened). The in-memory decoder
 //! on one and on two threads and the portable decoder must agree, words
@@ -14,12 +15,12 @@ use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
-    /// 4 + n mod 3 full blocks.
+    /// 4 + n mod 6 full blocks.
     blocks: u8,
     /// Bits of a last, partial block (n mod 2^16; 0: none).
     tail: u16,
     /// Each block's density, in sixteenths (1 + n mod 15).
-    densities: [u8; 7],
+    densities: [u8; 10],
     seed: u64,
     /// (offset, XOR) pairs applied to the payload.
     damage: Vec<(u32, u8)>,
@@ -54,7 +55,7 @@ fn word(j: u8, s: &mut u64) -> u64 {
 }
 
 fuzz_target!(|input: Input| {
-    let full = 4 + u64::from(input.blocks % 3);
+    let full = 4 + u64::from(input.blocks % 6);
     let tail = u64::from(input.tail);
     let m = (full << BLOCK_LOG) + tail;
     let n = m.div_ceil(64) as usize;
@@ -62,7 +63,7 @@ fuzz_target!(|input: Input| {
     let mut words = Vec::with_capacity(n);
     for i in 0..n {
         let block = (i as u64 * 64) >> BLOCK_LOG;
-        let j = 1 + input.densities[block.min(6) as usize] % 15;
+        let j = 1 + input.densities[block.min(9) as usize] % 15;
         words.push(word(j, &mut s));
     }
     if tail % 64 != 0 {
