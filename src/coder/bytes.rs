@@ -101,48 +101,159 @@ impl Nibbles {
         Nibbles { freq, start }
     }
 
-    /// The 4096-entry decode table: for each 12-bit slot, the nibble's
-    /// frequency, the slot's rank within the nibble's range, the nibble as
-    /// a low nibble and as a high one, and the frequency again (see
-    /// [`step`]). 32 KiB, in L1. Separate 16-bit
-    /// fields cost a load each instead of shifts and masks (587–593 against
-    /// 523–532 MB/s for a packed u32 on the 17.5 MB filter), and the table
-    /// is written a whole entry at a time, without zeroing it first (small
-    /// blocks pay for the build: 345–348 against 230 MB/s at m = 10^4,
-    /// density 0.3).
-    fn decode_table(&self) -> Box<[Slot; NIB_SCALE as usize]> {
-        let mut t = Vec::with_capacity(NIB_SCALE as usize);
-        for (v, &f) in (0u16..).zip(&self.freq) {
-            // The frequencies sum to 4096: the ranges tile the table, and
-            // each rank is below f <= 4095.
-            let freq = f as u16;
-            t.extend((0..freq).map(|rank| Slot {
+    /// Writes the 4096-entry decode table into `buf[..4096]` (the words
+    /// past it may change): for each 12-bit slot, the nibble's frequency,
+    /// the slot's rank within the nibble's range, the nibble as a low
+    /// nibble and as a high one, and the frequency again (see [`step`]).
+    /// 32 KiB, in L1. Separate 16-bit fields cost a load each instead of
+    /// shifts and masks (587–593 against 523–532 MB/s for a packed u32 on
+    /// the 17.5 MB filter).
+    ///
+    /// Within a nibble's range only the rank changes, by one per slot, so
+    /// the range is its first entry plus multiples of `step`: a running
+    /// sum, which the compiler turns into two-entry vector adds and
+    /// 16-byte stores. Small blocks pay for the build (about a sixth of a
+    /// decode at m = 10^4).
+    ///
+    /// Overflow: the frequencies are in [1, 4095] and sum to 4096, so `at`
+    /// stays at most 4096, and a rank (below 4096) never carries out of
+    /// its 16 bits.
+    #[inline(never)]
+    #[allow(clippy::arithmetic_side_effects)]
+    fn fill_table(&self, buf: &mut TableBuf) {
+        let step: u64 = bytemuck::cast(Slot {
+            rank: 1,
+            ..Slot::default()
+        });
+        let firsts: [u64; 16] = core::array::from_fn(|v| {
+            let freq = self.freq.get(v).map_or(0, |&f| f as u16);
+            bytemuck::cast(Slot {
                 freq,
-                rank,
+                rank: 0,
+                freq2: freq,
                 lo: v as u8,
                 hi: (v as u8) << 4,
-                freq2: freq,
-            }));
+            })
+        });
+        #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+        if super::bytes_simd::fill_table(&firsts, &self.freq, step, buf) {
+            return;
         }
-        t.into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| Box::new([Slot::default(); NIB_SCALE as usize]))
+        fill_ranges(&firsts, &self.freq, step, buf);
     }
 }
 
-/// A decode table entry (see [`Nibbles::decode_table`]): 8 bytes, so that
-/// an index scales by 8 in the address.
-#[derive(Clone, Copy, Default)]
+/// The portable part of [`Nibbles::fill_table`]: nibble v's range of
+/// `freq[v]` entries starts with `firsts[v]` and grows by `step`.
+///
+/// Overflow: as in [`Nibbles::fill_table`].
+#[allow(clippy::arithmetic_side_effects)]
+fn fill_ranges(firsts: &[u64; 16], freq: &[u32; 16], step: u64, buf: &mut [u64]) {
+        let mut at = 0usize;
+        for (&first, &f) in firsts.iter().zip(freq) {
+            let mut e = first;
+            let span = buf.get_mut(at..at + f as usize).unwrap_or_default();
+            for slot in span {
+                *slot = e;
+                e = e.wrapping_add(step);
+            }
+            at += f as usize;
+        }
+}
+
+/// Entries a table buffer holds past the table's 4096: a fill in chunks
+/// of 8 entries may write up to 7 past a range (see
+/// `bytes_simd::fill_table`).
+pub(crate) const TABLE_PAD: usize = 8;
+
+/// Entries of a decode table's buffer.
+const TABLE_BUF: usize = NIB_SCALE as usize + TABLE_PAD;
+
+/// A decode table's buffer: the 4096 entries as u64s (each a [`Slot`]'s
+/// bytes), and room for a fill's overshoot.
+type TableBuf = [u64; TABLE_BUF];
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    /// Each thread's decode table buffer, kept between blocks and calls:
+    /// no allocation per block, and no zeroing (a fill writes every
+    /// entry).
+    static TABLE: core::cell::RefCell<Option<Box<TableBuf>>> =
+        const { core::cell::RefCell::new(None) };
+}
+
+/// A new, zeroed table buffer.
+fn table_buf() -> Box<TableBuf> {
+    vec![0u64; TABLE_BUF]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| Box::new([0; TABLE_BUF]))
+}
+
+/// The table in a buffer that [`Nibbles::fill_table`] has filled.
+fn slots(buf: &TableBuf) -> &[Slot; NIB_SCALE as usize] {
+    static EMPTY: [Slot; NIB_SCALE as usize] = [Slot::ZERO; NIB_SCALE as usize];
+    let words = buf.first_chunk::<{ NIB_SCALE as usize }>();
+    words.map_or(&EMPTY, |w| bytemuck::cast_ref(w))
+}
+
+/// The decode table of a block whose nibble table is `nib`, built in the
+/// calling thread's buffer (with `std`; a new one the first time, when the
+/// thread's is in use, or without `std`). Hand it back with
+/// [`give_back`]. (A closure over the decode, the first form, made the
+/// compiler lay out the 8-lane loop differently: 922–927 against 947–953
+/// MB/s on a 2-block filter.)
+fn table_for(nib: &Nibbles) -> Box<TableBuf> {
+    #[cfg(feature = "std")]
+    let mut buf = TABLE
+        .try_with(|c| c.try_borrow_mut().ok().and_then(|mut b| b.take()))
+        .ok()
+        .flatten()
+        .unwrap_or_else(table_buf);
+    #[cfg(not(feature = "std"))]
+    let mut buf = table_buf();
+    nib.fill_table(&mut buf);
+    buf
+}
+
+/// Keeps a buffer from [`table_for`] for the thread's next block.
+fn give_back(buf: Box<TableBuf>) {
+    #[cfg(feature = "std")]
+    let _ = TABLE.try_with(|c| {
+        if let Ok(mut b) = c.try_borrow_mut() {
+            *b = Some(buf);
+        }
+    });
+    #[cfg(not(feature = "std"))]
+    drop(buf);
+}
+
+/// A decode table entry (see [`Nibbles::fill_table`]): 8 bytes, so that
+/// an index scales by 8 in the address; `repr(C)` and Pod, so that the
+/// table is built as u64s (the fields in the order the compiler gave them
+/// before: the decode loop's loads stay as they were).
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 struct Slot {
     freq: u16,
     rank: u16,
+    /// `freq` again: a value the compiler cannot tell is `freq` (see
+    /// [`step`]).
+    freq2: u16,
     /// The nibble, as the byte's low nibble.
     lo: u8,
     /// The nibble, as the byte's high nibble.
     hi: u8,
-    /// `freq` again: a value the compiler cannot tell is `freq` (see
-    /// [`step`]).
-    freq2: u16,
+}
+
+impl Slot {
+    const ZERO: Slot = Slot {
+        freq: 0,
+        rank: 0,
+        freq2: 0,
+        lo: 0,
+        hi: 0,
+    };
 }
 
 /// Bytes of a block of `bits` bits.
@@ -267,7 +378,7 @@ fn encode_lanes<const LANES: usize>(
     let full = (bits / 64) as usize * 8;
     for j in (full..n).rev() {
         let mut byte = byte_of(words, j as u64);
-        if mask_padding && j == n - 1 && bits % 8 != 0 {
+        if mask_padding && j == n - 1 && !bits.is_multiple_of(8) {
             byte &= (1u8 << (bits % 8)) - 1;
         }
         encode_step(&syms[usize::from(byte)], &mut xs[j % LANES], &mut buf, &mut k);
@@ -445,8 +556,10 @@ fn decode_lanes<const LANES: usize>(
     words: &mut [u64],
 ) -> Result<u64, CoderError> {
     let start = begin::<LANES>(data)?;
-    let table = Nibbles::build(bits, ones).decode_table();
-    finish(start, &table, data, bits, words)
+    let table = table_for(&Nibbles::build(bits, ones));
+    let r = finish(start, slots(&table), data, bits, words);
+    give_back(table);
+    r
 }
 
 /// [`decode_block`] for an 8-lane block whose first `at.words` words a
@@ -461,8 +574,10 @@ pub(crate) fn resume8(
     ones: u64,
     words: &mut [u64],
 ) -> Result<u64, CoderError> {
-    let table = Nibbles::build(bits, ones).decode_table();
-    finish(at, &table, data, bits, words)
+    let table = table_for(&Nibbles::build(bits, ones));
+    let r = finish(at, slots(&table), data, bits, words);
+    give_back(table);
+    r
 }
 
 /// Where a block's decoder stands: its lanes' states, the stream offset
@@ -610,7 +725,7 @@ fn finish<const LANES: usize>(
         j += 1;
     }
     // Bits past the block's end in its last byte must be 0.
-    if bits % 8 != 0 {
+    if !bits.is_multiple_of(8) {
         let last = byte_of(words, n - 1);
         let past = last >> (bits % 8);
         if past != 0 {
@@ -660,6 +775,43 @@ mod tests {
                 // The top nibble keeps at least 241 units (the bound in build).
                 let top = if ones * 2 <= bits { 0 } else { 15 };
                 assert!(t.freq[top] >= 241, "{bits} {ones} {}", t.freq[top]);
+            }
+        }
+    }
+
+    #[test]
+    fn decode_tables_hold_every_slot_whichever_fill_builds_them() {
+        // Each entry against the definition: slot s belongs to the nibble
+        // v with start_v <= s < start_v + f_v, at rank s - start_v. The
+        // machine's fill (AVX-512 where it has it) and the portable one,
+        // into buffers holding garbage, and the table read back through
+        // `table_for` twice (the thread's buffer reused).
+        for (bits, ones) in [(1000u64, 63), (1 << 20, 139_000), (1 << 20, 1 << 19), (70_000, 60_000)] {
+            let nib = Nibbles::build(bits, ones);
+            let check = |t: &[Slot; NIB_SCALE as usize]| {
+                for (s, e) in t.iter().enumerate() {
+                    let v = (0..16).rev().find(|&v| nib.start[v] as usize <= s).unwrap();
+                    let f = nib.freq[v] as u16;
+                    assert_eq!((e.freq, e.freq2, e.lo, e.hi), (f, f, v as u8, (v as u8) << 4), "{s}");
+                    assert_eq!(usize::from(e.rank), s - nib.start[v] as usize, "{s}");
+                }
+            };
+            let mut buf: Box<TableBuf> = Box::new([GARBAGE; TABLE_BUF]);
+            nib.fill_table(&mut buf);
+            check(slots(&buf));
+            let mut buf: Box<TableBuf> = Box::new([GARBAGE; TABLE_BUF]);
+            let firsts: [u64; 16] = core::array::from_fn(|v| {
+                let mut first = [0u64; TABLE_BUF];
+                nib.fill_table(&mut first);
+                first[nib.start[v] as usize]
+            });
+            let step: u64 = bytemuck::cast(Slot { rank: 1, ..Slot::default() });
+            fill_ranges(&firsts, &nib.freq, step, &mut buf[..]);
+            check(slots(&buf));
+            for _ in 0..2 {
+                let t = table_for(&nib);
+                check(slots(&t));
+                give_back(t);
             }
         }
     }

@@ -29,7 +29,7 @@ use thiserror::Error;
 /// Bits per independently coded block (a multiple of 64, so blocks are
 /// word-aligned in memory).
 pub const BLOCK_BITS: u64 = 1 << 23;
-const _: () = assert!(BLOCK_BITS % 64 == 0);
+const _: () = assert!(BLOCK_BITS.is_multiple_of(64));
 
 /// Ways a coded payload can be malformed. Offsets are in bytes from the start
 /// of the payload.

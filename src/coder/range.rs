@@ -263,7 +263,7 @@ mod tests {
         let n = 1_000_000;
         for _ in 0..n {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            enc.encode(&mut model, (x >> 33) % 16 == 0);
+            enc.encode(&mut model, (x >> 33).is_multiple_of(16));
         }
         enc.finish();
         let h = -(1.0 / 16.0f64) * (1.0 / 16.0f64).log2() - (15.0 / 16.0f64) * (15.0 / 16.0f64).log2();

@@ -637,7 +637,7 @@ mod tests {
                 }
             })
             .collect();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             if let Some(last) = w.last_mut() {
                 *last &= (1u64 << (m % 64)) - 1;
             }
@@ -773,7 +773,7 @@ mod tests {
         // And at random: a few changed bits anywhere (so at every offset in
         // a group, a batch and a run of 0 part words), random cuts.
         for _ in 0..200 {
-            let sparse = lcg(&mut s) % 2 == 0;
+            let sparse = lcg(&mut s).is_multiple_of(2);
             let base = words(m, &mut s, sparse);
             let mut xor = vec![0u64; n];
             for _ in 0..1 + lcg(&mut s) % 6 {
@@ -842,7 +842,7 @@ mod tests {
                             let v = lcg(&mut s);
                             if i % 50_000 < 300 {
                                 v
-                            } else if v % 64 == 0 {
+                            } else if v.is_multiple_of(64) {
                                 1 << (v >> 58)
                             } else {
                                 0

@@ -56,7 +56,7 @@ const MAX_BLOCK_STREAM: u64 = BLOCK_BITS / 8 + 64 * 1024;
 /// I/O chunk for raw payloads.
 const CHUNK: usize = 64 * 1024;
 // Raw chunks start on word boundaries (read_frame relies on it).
-const _: () = assert!(CHUNK % 8 == 0);
+const _: () = assert!(CHUNK.is_multiple_of(8));
 
 /// Why a streamed frame could not be read.
 #[derive(Debug, Error)]

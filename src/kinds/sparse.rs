@@ -221,7 +221,7 @@ impl EliasFano {
             let bits_here = self.high_bits.saturating_sub(base).min(64) as u32;
             let mut free = !w & low_mask(bits_here);
             while free != 0 {
-                if zeros % SAMPLE == 0 {
+                if zeros.is_multiple_of(SAMPLE) {
                     self.samples
                         .push(base.saturating_add(u64::from(free.trailing_zeros())));
                 }
@@ -660,7 +660,7 @@ impl Bits<'_> {
         let mut q = 0u64;
         loop {
             // Whole bytes of ones at a time where aligned.
-            if self.at % 8 == 0 {
+            if self.at.is_multiple_of(8) {
                 while self.data.get((self.at / 8) as usize) == Some(&0xFF) && q < max {
                     q = q.saturating_add(8);
                     self.at = self.at.saturating_add(8);
@@ -760,7 +760,7 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
         return Err(SparseError::TrailingData { bit: end });
     }
     let mut pad = end;
-    while pad % 8 != 0 {
+    while !pad.is_multiple_of(8) {
         if bits.bit(pad) == Some(true) {
             return Err(SparseError::TrailingData { bit: end });
         }

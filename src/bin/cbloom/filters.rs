@@ -137,7 +137,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
             }
         }
         kept += 1;
-        if kept % 65_536 == 0 {
+        if kept.is_multiple_of(65_536) {
             bar.set_position(kept);
         }
         if let Some(f) = direct_filter.as_mut() {
