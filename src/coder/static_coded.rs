@@ -450,7 +450,13 @@ pub(crate) fn read_table(payload: &[u8], m: u64) -> Result<Vec<Entry>, CoderErro
 /// content is unspecified.
 ///
 /// Memory beyond `words`: one 32 KiB decode table per thread in flight and
-/// about 160 bytes per block (`tests/alloc_static.rs`).
+/// about 160 bytes per block (`tests/alloc_static.rs`). With `std` each
+/// thread keeps its table's buffer after the call, for its next block.
+///
+/// With the `simd` feature, on a machine with AVX-512, groups of four or
+/// more large mode-1 blocks decode together in vectors (when there are
+/// four such blocks per thread): the same words and the same errors,
+/// faster ([`decode_portable`] never does this).
 ///
 /// # Errors
 /// Any [`CoderError`]: the payload is not exactly what [`encode_with`]
