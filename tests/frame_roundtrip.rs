@@ -302,3 +302,101 @@ fn static_frames_refuse_every_truncation_and_bit_flip() {
     assert_eq!(frame[3], 4, "type 4");
     common::assert_corruptions_refused(&frame, &DecodeLimits::default(), "static");
 }
+
+/// Arrays of 4 to 9 full blocks of 2^22 bits, or 4 to 6 of 2^23, coded in
+/// mode 1, sometimes with a shorter last one (of 2^22 bits or more, so
+/// with 8 lanes, when the blocks are 2^23), each block at its own density:
+/// the blocks the AVX-512 decoder (the `simd` feature, on machines that
+/// have it) takes in groups of 4 to 7. Sometimes damaged (bytes XORed);
+/// decoded on 1 to 3 threads.
+#[derive(Clone, Debug)]
+struct Grouped {
+    log: u8,
+    m: u64,
+    words: Vec<u64>,
+    damage: Vec<(u32, u8)>,
+    threads: usize,
+}
+
+impl Arbitrary for Grouped {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let log = 22 + u8::arbitrary(g) % 2;
+        let full = 4 + u64::from(u8::arbitrary(g) % if log == 22 { 6 } else { 3 });
+        let tail = match u8::arbitrary(g) % 3 {
+            0 => 0,
+            1 => u64::from(u16::arbitrary(g)),
+            _ => (1 << log) - 1 - u64::from(u16::arbitrary(g)),
+        };
+        let m = (full << log) + tail;
+        let mut s = u64::arbitrary(g) | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        // Each bit 1 with probability j/16 (mode 1 serves minority
+        // densities from 1/16): four random words compared, bit-sliced,
+        // with j.
+        let dens: Vec<u8> = (0..=full).map(|_| 1 + u8::arbitrary(g) % 15).collect();
+        let n = m.div_ceil(64) as usize;
+        let mut words: Vec<u64> = (0..n)
+            .map(|i| {
+                let j = dens[(i >> (log - 6)).min(dens.len() - 1)];
+                let r = [next(), next(), next(), next()];
+                let (mut lt, mut eq) = (0u64, u64::MAX);
+                for b in (0..4).rev() {
+                    if j >> b & 1 == 1 {
+                        lt |= eq & !r[b];
+                        eq &= r[b];
+                    } else {
+                        eq &= !r[b];
+                    }
+                }
+                lt
+            })
+            .collect();
+        if m % 64 != 0 {
+            words[n - 1] &= (1u64 << (m % 64)) - 1;
+        }
+        let damage = if bool::arbitrary(g) {
+            Vec::new()
+        } else {
+            Vec::<(u32, u8)>::arbitrary(g).into_iter().take(4).collect()
+        };
+        Grouped {
+            log,
+            m,
+            words,
+            damage,
+            threads: 1 + usize::from(u8::arbitrary(g) % 3),
+        }
+    }
+}
+
+#[test]
+fn grouped_blocks_decode_as_the_portable_decoder() {
+    use compressed_bloom::coder::static_coded::{
+        decode_portable, decode_with_threads, encode_with, Choice, Mode,
+    };
+    fn prop(g: Grouped) -> bool {
+        let choice = Choice {
+            block_log: Some(g.log),
+            mode: Some(Mode::Bytes),
+        };
+        let mut payload = Vec::new();
+        encode_with(&g.words, g.m, &mut payload, 2, choice);
+        let len = payload.len();
+        for &(at, x) in &g.damage {
+            payload[at as usize % len] ^= x;
+        }
+        let mut want = vec![0u64; g.words.len()];
+        let r = decode_portable(&payload, g.m, &mut want, 1);
+        let mut got = vec![u64::MAX; g.words.len()];
+        let same = decode_with_threads(&payload, g.m, &mut got, g.threads) == r
+            && (r.is_err() || got == want);
+        let whole = !g.damage.is_empty() || (r.is_ok() && want == g.words);
+        same && whole
+    }
+    common::qc(12, 0x5EED_0009).quickcheck(prop as fn(Grouped) -> bool);
+}
