@@ -75,8 +75,8 @@ pub(crate) fn available() -> bool {
 /// grows by `step`) with 64-byte stores, eight entries at a time; a range's
 /// last chunk may write up to 7 entries past it, which the next range, or
 /// the buffer's padding, takes. Returns false, having written nothing,
-/// when the machine lacks AVX-512 or `buf` is shorter than 4096 + 7
-/// entries. At m = 10^4 the build was about a seventh of a decode with
+/// when the machine lacks AVX-512, the frequencies do not sum to 4096, or
+/// `buf` is shorter than 4096 + 7 entries. At m = 10^4 the build was about a seventh of a decode with
 /// 16-byte stores.
 ///
 /// Overflow: the frequencies sum to 4096, so `at` ≤ 4096 and a range's
@@ -84,7 +84,10 @@ pub(crate) fn available() -> bool {
 /// its 16 bits.
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn fill_table(firsts: &[u64; 16], freq: &[u32; 16], step: u64, buf: &mut [u64]) -> bool {
-    let Some(v4) = V4::try_new().filter(|_| buf.len() >= 4096 + 7) else {
+    // Ranges that tile the 4096 entries, and room for the overshoot: every
+    // chunk below is then within `buf`.
+    let tiles = freq.iter().map(|&f| u64::from(f)).sum::<u64>() == 4096;
+    let Some(v4) = V4::try_new().filter(|_| tiles && buf.len() >= 4096 + 7) else {
         return false;
     };
     v4.vectorize(
@@ -140,13 +143,17 @@ struct Kernel<'a> {
 /// [`MAX_GROUP`] of them, of any sizes), writing each block's result to
 /// `results` as [`decode_block`] would (the same steps, or the same
 /// error). Falls back to [`decode_block`] for every block when the
-/// machine lacks AVX-512, a block does not [`fits`], or a block's initial
-/// states are bad.
+/// machine lacks AVX-512, a block does not [`fits`] (or its output is
+/// short of its words), or a block's initial states are bad.
 pub(crate) fn decode_group(group: &mut [Member<'_>], results: &mut [Result<u64, CoderError>]) {
     let starts: Vec<_> = group.iter().map(|m| begin::<8>(m.data)).collect();
+    // Every block's whole words are in its output (the vectors write them
+    // all before the portable decoder takes over).
     let ok = group.len() <= MAX_GROUP
         && results.len() == group.len()
-        && group.iter().all(|m| fits(m.bits, m.ones))
+        && group
+            .iter()
+            .all(|m| fits(m.bits, m.ones) && m.words.len() as u64 >= m.bits / 64)
         && starts.iter().all(Result::is_ok);
     let v4 = V4::try_new().filter(|_| ok);
     let Some(v4) = v4 else {
