@@ -336,24 +336,13 @@ impl Arbitrary for Grouped {
             s
         };
         // Each bit 1 with probability j/16 (mode 1 serves minority
-        // densities from 1/16): four random words compared, bit-sliced,
-        // with j.
+        // densities from 1/16).
         let dens: Vec<u8> = (0..=full).map(|_| 1 + u8::arbitrary(g) % 15).collect();
         let n = m.div_ceil(64) as usize;
         let mut words: Vec<u64> = (0..n)
             .map(|i| {
                 let j = dens[(i >> (log - 6)).min(dens.len() - 1)];
-                let r = [next(), next(), next(), next()];
-                let (mut lt, mut eq) = (0u64, u64::MAX);
-                for b in (0..4).rev() {
-                    if j >> b & 1 == 1 {
-                        lt |= eq & !r[b];
-                        eq &= r[b];
-                    } else {
-                        eq &= !r[b];
-                    }
-                }
-                lt
+                common::density::word(j, &mut next)
             })
             .collect();
         if m % 64 != 0 {

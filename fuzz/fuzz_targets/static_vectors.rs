@@ -13,6 +13,9 @@ use arbitrary::Arbitrary;
 use compressed_bloom::coder::static_coded::{self, Choice, Mode};
 use libfuzzer_sys::fuzz_target;
 
+#[path = "../../tests/common/density.rs"]
+mod density;
+
 #[derive(Arbitrary, Debug)]
 struct Input {
     /// 4 + n mod 6 full blocks.
@@ -38,22 +41,6 @@ fn splitmix(s: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A word whose bits are each 1 with probability j/16 (a bit-sliced
-/// comparison of four random words, as a 4-bit number, with j).
-fn word(j: u8, s: &mut u64) -> u64 {
-    let r = [splitmix(s), splitmix(s), splitmix(s), splitmix(s)];
-    let (mut lt, mut eq) = (0u64, u64::MAX);
-    for b in (0..4).rev() {
-        if j >> b & 1 == 1 {
-            lt |= eq & !r[b];
-            eq &= r[b];
-        } else {
-            eq &= !r[b];
-        }
-    }
-    lt
-}
-
 fuzz_target!(|input: Input| {
     let full = 4 + u64::from(input.blocks % 6);
     let tail = u64::from(input.tail);
@@ -64,7 +51,7 @@ fuzz_target!(|input: Input| {
     for i in 0..n {
         let block = (i as u64 * 64) >> BLOCK_LOG;
         let j = 1 + input.densities[block.min(9) as usize] % 15;
-        words.push(word(j, &mut s));
+        words.push(density::word(j, || splitmix(&mut s)));
     }
     if tail % 64 != 0 {
         if let Some(last) = words.last_mut() {

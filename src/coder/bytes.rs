@@ -101,8 +101,8 @@ impl Nibbles {
         Nibbles { freq, start }
     }
 
-    /// Writes the 4096-entry decode table into `buf[..4096]` (the words
-    /// past it may change): for each 12-bit slot, the nibble's frequency,
+    /// Writes the 4096-entry decode table into `buf[..4096]`, which must
+    /// hold [`TABLE_PAD`] more entries (the words past 4096 may change): for each 12-bit slot, the nibble's frequency,
     /// the slot's rank within the nibble's range, the nibble as a low
     /// nibble and as a high one, and the frequency again (see [`step`]).
     /// 32 KiB, in L1. Separate 16-bit fields cost a load each instead of
@@ -120,7 +120,7 @@ impl Nibbles {
     /// its 16 bits.
     #[inline(never)]
     #[allow(clippy::arithmetic_side_effects)]
-    fn fill_table(&self, buf: &mut TableBuf) {
+    fn fill_table(&self, buf: &mut [u64]) {
         let step: u64 = bytemuck::cast(Slot {
             rank: 1,
             ..Slot::default()
@@ -149,16 +149,16 @@ impl Nibbles {
 /// Overflow: as in [`Nibbles::fill_table`].
 #[allow(clippy::arithmetic_side_effects)]
 fn fill_ranges(firsts: &[u64; 16], freq: &[u32; 16], step: u64, buf: &mut [u64]) {
-        let mut at = 0usize;
-        for (&first, &f) in firsts.iter().zip(freq) {
-            let mut e = first;
-            let span = buf.get_mut(at..at + f as usize).unwrap_or_default();
-            for slot in span {
-                *slot = e;
-                e = e.wrapping_add(step);
-            }
-            at += f as usize;
+    let mut at = 0usize;
+    for (&first, &f) in firsts.iter().zip(freq) {
+        let mut e = first;
+        let span = buf.get_mut(at..at + f as usize).unwrap_or_default();
+        for slot in span {
+            *slot = e;
+            e = e.wrapping_add(step);
         }
+        at += f as usize;
+    }
 }
 
 /// Entries a table buffer holds past the table's 4096: a fill in chunks
@@ -166,12 +166,21 @@ fn fill_ranges(firsts: &[u64; 16], freq: &[u32; 16], step: u64, buf: &mut [u64])
 /// `bytes_simd::fill_table`).
 pub(crate) const TABLE_PAD: usize = 8;
 
-/// Entries of a decode table's buffer.
-const TABLE_BUF: usize = NIB_SCALE as usize + TABLE_PAD;
+/// A decode table's buffer: the 4096 entries, and room for a fill's
+/// overshoot. Pod, so that a fill writes it as u64s.
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct TableBuf {
+    table: [Slot; NIB_SCALE as usize],
+    pad: [Slot; TABLE_PAD],
+}
 
-/// A decode table's buffer: the 4096 entries as u64s (each a [`Slot`]'s
-/// bytes), and room for a fill's overshoot.
-type TableBuf = [u64; TABLE_BUF];
+impl TableBuf {
+    /// The buffer as u64s (each a [`Slot`]'s bytes), for a fill.
+    fn words(&mut self) -> &mut [u64] {
+        bytemuck::cast_slice_mut(core::slice::from_mut(self))
+    }
+}
 
 #[cfg(feature = "std")]
 std::thread_local! {
@@ -184,17 +193,7 @@ std::thread_local! {
 
 /// A new, zeroed table buffer.
 fn table_buf() -> Box<TableBuf> {
-    vec![0u64; TABLE_BUF]
-        .into_boxed_slice()
-        .try_into()
-        .unwrap_or_else(|_| Box::new([0; TABLE_BUF]))
-}
-
-/// The table in a buffer that [`Nibbles::fill_table`] has filled.
-fn slots(buf: &TableBuf) -> &[Slot; NIB_SCALE as usize] {
-    static EMPTY: [Slot; NIB_SCALE as usize] = [Slot::ZERO; NIB_SCALE as usize];
-    let words = buf.first_chunk::<{ NIB_SCALE as usize }>();
-    words.map_or(&EMPTY, |w| bytemuck::cast_ref(w))
+    Box::new(bytemuck::Zeroable::zeroed())
 }
 
 /// The decode table of a block whose nibble table is `nib`, built in the
@@ -212,7 +211,7 @@ fn table_for(nib: &Nibbles) -> Box<TableBuf> {
         .unwrap_or_else(table_buf);
     #[cfg(not(feature = "std"))]
     let mut buf = table_buf();
-    nib.fill_table(&mut buf);
+    nib.fill_table(buf.words());
     buf
 }
 
@@ -244,16 +243,6 @@ struct Slot {
     lo: u8,
     /// The nibble, as the byte's high nibble.
     hi: u8,
-}
-
-impl Slot {
-    const ZERO: Slot = Slot {
-        freq: 0,
-        rank: 0,
-        freq2: 0,
-        lo: 0,
-        hi: 0,
-    };
 }
 
 /// Bytes of a block of `bits` bits.
@@ -555,11 +544,7 @@ fn decode_lanes<const LANES: usize>(
     ones: u64,
     words: &mut [u64],
 ) -> Result<u64, CoderError> {
-    let start = begin::<LANES>(data)?;
-    let table = table_for(&Nibbles::build(bits, ones));
-    let r = finish(start, slots(&table), data, bits, words);
-    give_back(table);
-    r
+    resume(begin::<LANES>(data)?, data, bits, ones, words)
 }
 
 /// [`decode_block`] for an 8-lane block whose first `at.words` words a
@@ -574,8 +559,21 @@ pub(crate) fn resume8(
     ones: u64,
     words: &mut [u64],
 ) -> Result<u64, CoderError> {
+    resume(at, data, bits, ones, words)
+}
+
+/// The block's decode from `at`: its table (in the thread's buffer), then
+/// [`finish`].
+#[inline(always)]
+fn resume<const LANES: usize>(
+    at: Progress<LANES>,
+    data: &[u8],
+    bits: u64,
+    ones: u64,
+    words: &mut [u64],
+) -> Result<u64, CoderError> {
     let table = table_for(&Nibbles::build(bits, ones));
-    let r = finish(at, slots(&table), data, bits, words);
+    let r = finish(at, &table.table, data, bits, words);
     give_back(table);
     r
 }
@@ -788,7 +786,8 @@ mod tests {
         // `table_for` twice (the thread's buffer reused).
         for (bits, ones) in [(1000u64, 63), (1 << 20, 139_000), (1 << 20, 1 << 19), (70_000, 60_000)] {
             let nib = Nibbles::build(bits, ones);
-            let check = |t: &[Slot; NIB_SCALE as usize]| {
+            let check = |t: &[Slot]| {
+                assert_eq!(t.len(), NIB_SCALE as usize);
                 for (s, e) in t.iter().enumerate() {
                     let v = (0..16).rev().find(|&v| nib.start[v] as usize <= s).unwrap();
                     let f = nib.freq[v] as u16;
@@ -796,21 +795,18 @@ mod tests {
                     assert_eq!(usize::from(e.rank), s - nib.start[v] as usize, "{s}");
                 }
             };
-            let mut buf: Box<TableBuf> = Box::new([GARBAGE; TABLE_BUF]);
+            let table = |b: &[u64]| -> Vec<Slot> { bytemuck::cast_slice(&b[..NIB_SCALE as usize]).to_vec() };
+            let mut buf = vec![GARBAGE; NIB_SCALE as usize + TABLE_PAD];
             nib.fill_table(&mut buf);
-            check(slots(&buf));
-            let mut buf: Box<TableBuf> = Box::new([GARBAGE; TABLE_BUF]);
-            let firsts: [u64; 16] = core::array::from_fn(|v| {
-                let mut first = [0u64; TABLE_BUF];
-                nib.fill_table(&mut first);
-                first[nib.start[v] as usize]
-            });
+            check(&table(&buf));
+            let firsts: [u64; 16] = core::array::from_fn(|v| buf[nib.start[v] as usize]);
             let step: u64 = bytemuck::cast(Slot { rank: 1, ..Slot::default() });
-            fill_ranges(&firsts, &nib.freq, step, &mut buf[..]);
-            check(slots(&buf));
+            let mut portable = vec![GARBAGE; NIB_SCALE as usize + TABLE_PAD];
+            fill_ranges(&firsts, &nib.freq, step, &mut portable);
+            check(&table(&portable));
             for _ in 0..2 {
                 let t = table_for(&nib);
-                check(slots(&t));
+                check(&t.table);
                 give_back(t);
             }
         }

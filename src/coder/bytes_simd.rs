@@ -264,12 +264,11 @@ fn run(v4: V4, kernels: &mut [Kernel<'_>]) {
                     let k1 = bw._mm512_cmple_epu16_mask(k.start8, s);
                     let v = bw._mm512_maskz_mov_epi16(k1, eight);
                     let pivot = bw._mm512_mask_blend_epi16(k1, k.start4, k.start12);
-                    let v = bw._mm512_mask_mov_epi16(
+                    let mut v = bw._mm512_mask_mov_epi16(
                         v,
                         bw._mm512_cmple_epu16_mask(pivot, s),
                         f._mm512_or_si512(v, four),
                     );
-                    let mut v = v;
                     for b in [two, one_] {
                         let c = f._mm512_or_si512(v, b);
                         let t = bw._mm512_permutexvar_epi16(c, k.start);

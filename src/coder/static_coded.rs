@@ -599,8 +599,9 @@ fn run_job(job: &mut [Job<'_>]) -> Result<u64, CoderError> {
         .try_fold(0u64, |n, b| Ok(n.saturating_add(decode_block(b.0, &b.1, b.2, b.3)?)))
 }
 
-/// Decodes a group of blocks with the vector decoder, then checks each
-/// block's count of ones as [`decode_block`] does.
+/// Decodes a group of blocks with the vector decoder, then makes each
+/// block's result as [`decode_block`] does: the first error in block
+/// order, or the steps.
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 fn decode_group(group: &mut [Job<'_>]) -> Result<u64, CoderError> {
     use super::bytes_simd::Member;
@@ -616,20 +617,10 @@ fn decode_group(group: &mut [Job<'_>]) -> Result<u64, CoderError> {
     let mut results = vec![Ok(0); members.len()];
     super::bytes_simd::decode_group(&mut members, &mut results);
     drop(members);
-    let mut steps = 0u64;
-    for (b, r) in group.iter().zip(results) {
-        let n = r.map_err(|err| err.shifted(b.1.start))?;
-        let ones = block::count_ones_range(b.2, 0, b.1.bits);
-        if ones != b.1.ones {
-            return Err(CoderError::CountMismatch {
-                block: b.0,
-                declared: b.1.ones,
-                decoded: ones,
-            });
-        }
-        steps = steps.saturating_add(n);
-    }
-    Ok(steps)
+    group
+        .iter()
+        .zip(results)
+        .try_fold(0u64, |n, (b, r)| Ok(n.saturating_add(bytes_result(b.0, &b.1, b.2, r)?)))
 }
 
 /// Writes a constant block: `bits` 0s, or 1s (the bits past them in the
@@ -650,31 +641,48 @@ pub(crate) fn decode_block(
     words: &mut [u64],
     stream: &[u8],
 ) -> Result<u64, CoderError> {
-    let decoded = if e.ones == 0 || e.ones == e.bits {
+    if e.is_constant() {
         constant_block(words, e.bits, e.ones != 0);
         return Ok(1);
-    } else {
-        match e.mode {
-            Mode::Runs => {
-                let (steps, ones) = block::decode_block_fixed(stream, e.bits, e.ones, words)
-                    .map_err(|err| err.shifted(e.start))?;
-                (steps, ones)
-            }
-            Mode::Bytes => {
-                let steps = bytes::decode_block(stream, e.bits, e.ones, words)
-                    .map_err(|err| err.shifted(e.start))?;
-                (steps, block::count_ones_range(words, 0, e.bits))
-            }
+    }
+    match e.mode {
+        Mode::Runs => {
+            let (steps, ones) = block::decode_block_fixed(stream, e.bits, e.ones, words)
+                .map_err(|err| err.shifted(e.start))?;
+            check_ones(b, e, ones)?;
+            Ok(steps)
         }
-    };
-    if decoded.1 != e.ones {
+        Mode::Bytes => {
+            let r = bytes::decode_block(stream, e.bits, e.ones, words);
+            bytes_result(b, e, words, r)
+        }
+    }
+}
+
+/// Block `b`'s decoded count of ones against its entry's.
+fn check_ones(b: u64, e: &Entry, decoded: u64) -> Result<(), CoderError> {
+    if decoded != e.ones {
         return Err(CoderError::CountMismatch {
             block: b,
             declared: e.ones,
-            decoded: decoded.1,
+            decoded,
         });
     }
-    Ok(decoded.0)
+    Ok(())
+}
+
+/// A mode-1 block's result as its coder (the portable or the vector one)
+/// gave it for `words`, made block `b`'s: payload offsets, and the count of
+/// ones checked.
+fn bytes_result(
+    b: u64,
+    e: &Entry,
+    words: &[u64],
+    r: Result<u64, CoderError>,
+) -> Result<u64, CoderError> {
+    let steps = r.map_err(|err| err.shifted(e.start))?;
+    check_ones(b, e, block::count_ones_range(words, 0, e.bits))?;
+    Ok(steps)
 }
 
 #[cfg(test)]

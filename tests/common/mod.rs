@@ -2,6 +2,7 @@
 
 use quickcheck::{Gen, QuickCheck};
 
+pub mod density;
 pub mod late_block;
 
 /// A QuickCheck runner with a fixed seed, so failures reproduce. Vectors
