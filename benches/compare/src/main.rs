@@ -137,7 +137,7 @@ fn compare() {
         let bound = log2_binomial(m, x) / 8.0;
         let mb = m as f64 / 8e6;
         let big = m >= 10_000_000;
-        let reps = if big { 3 } else { 20 };
+        let reps = if big { 10 } else { 20 };
         let row = |name: &str, size: usize, tc: Option<f64>, td: Option<f64>| {
             let speed = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.0}", mb / t));
             println!(
