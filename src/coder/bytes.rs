@@ -167,13 +167,17 @@ fn fill_ranges(firsts: &[u64; 16], freq: &[u32; 16], step: u64, buf: &mut [u64])
 pub(crate) const TABLE_PAD: usize = 8;
 
 /// A decode table's buffer: the 4096 entries, and room for a fill's
-/// overshoot. Pod, so that a fill writes it as u64s.
+/// overshoot. Pod, so that a fill writes it as u64s; aligned to 8 bytes,
+/// so that viewing it as u64s cannot fail (a [`Slot`]'s fields need only
+/// 2, and an allocator may give no more than the type asks for: a bump
+/// allocator in a `no_std` build, say, where the cast would then panic).
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
+#[repr(C, align(8))]
 struct TableBuf {
     table: [Slot; NIB_SCALE as usize],
     pad: [Slot; TABLE_PAD],
 }
+const _: () = assert!(core::mem::align_of::<TableBuf>() >= core::mem::align_of::<u64>());
 
 impl TableBuf {
     /// The buffer as u64s (each a [`Slot`]'s bytes), for a fill.
@@ -808,6 +812,27 @@ mod tests {
                 let t = table_for(&nib);
                 check(&t.table);
                 give_back(t);
+            }
+        }
+        // Every decoder, the portable ones too, fills its tables with the
+        // machine's fill: across densities (255 steps and both extremes,
+        // at four block sizes) it must equal the portable fill entry for
+        // entry, from the first entries of the definition.
+        let step: u64 = bytemuck::cast(Slot { rank: 1, ..Slot::default() });
+        for bits in [1000u64, 70_000, 1 << 20, 1 << 24] {
+            let steps = (1..256u64).map(|i| bits * i / 256);
+            for ones in steps.chain([1, bits - 1]).filter(|&o| 0 < o && o < bits) {
+                let nib = Nibbles::build(bits, ones);
+                let firsts: [u64; 16] = core::array::from_fn(|v| {
+                    let f = nib.freq[v] as u16;
+                    let first = Slot { freq: f, rank: 0, freq2: f, lo: v as u8, hi: (v as u8) << 4 };
+                    bytemuck::cast(first)
+                });
+                let mut want = vec![GARBAGE; NIB_SCALE as usize + TABLE_PAD];
+                fill_ranges(&firsts, &nib.freq, step, &mut want);
+                let mut got = vec![!GARBAGE; NIB_SCALE as usize + TABLE_PAD];
+                nib.fill_table(&mut got);
+                assert!(got[..NIB_SCALE as usize] == want[..NIB_SCALE as usize], "bits {bits} ones {ones}");
             }
         }
     }

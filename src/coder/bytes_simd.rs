@@ -1,4 +1,5 @@
-//! Type 4's byte decoder (mode 1) with AVX-512, four blocks at a time.
+//! Type 4's byte decoder (mode 1) with AVX-512, four to seven blocks at a
+//! time.
 //!
 //! The portable decoder ([`super::bytes`]) is bound by its instruction
 //! count: about 30 scalar instructions per byte, at about 900 MB/s on one
@@ -21,8 +22,9 @@
 //! in a first version that widened and narrowed between u16 and u64 lanes
 //! (1255–1260 against 1110–1131 MB/s, one thread, the 17.5 MB filter).
 //!
-//! This path runs only the fast rounds, while every block of the group
-//! has a whole round's reads (32 bytes) left; each block then goes on in
+//! This path runs only the fast rounds: each block's kernel stops on its
+//! own, when its whole words are done or fewer than a round's reads (32
+//! bytes) are left, and the others go on; each block then goes on in
 //! the portable decoder from where the vectors left it
 //! ([`super::bytes::resume8`]), which decodes its last bytes and makes
 //! every end check. The arithmetic is the portable decoder's, lane for
@@ -64,8 +66,8 @@ pub(crate) fn fits(bits: u64, ones: u64) -> bool {
     lanes_for(bits) == 8 && 0 < ones && ones < bits
 }
 
-/// Whether this machine runs the vector decoder (AVX-512 F, DQ, VL and
-/// BW, detected once).
+/// Whether this machine runs the vector decoder: `pulp`'s x86-64-v4 level
+/// (AVX-512 F, CD, BW, DQ and VL, with the x86-64-v3 set), detected once.
 pub(crate) fn available() -> bool {
     V4::is_available()
 }
@@ -140,27 +142,27 @@ struct Kernel<'a> {
 }
 
 /// Decodes a group of mode-1 blocks with 8 lanes each (from [`GROUP`] to
-/// [`MAX_GROUP`] of them, of any sizes), writing each block's result to
-/// `results` as [`decode_block`] would (the same steps, or the same
-/// error). Falls back to [`decode_block`] for every block when the
+/// [`MAX_GROUP`] of them, of any sizes) and returns each block's result,
+/// in order, as [`decode_block`] would give it (the same steps, or the
+/// same error). Falls back to [`decode_block`] for every block when the
 /// machine lacks AVX-512, a block does not [`fits`] (or its output is
-/// short of its words), or a block's initial states are bad.
-pub(crate) fn decode_group(group: &mut [Member<'_>], results: &mut [Result<u64, CoderError>]) {
+/// short of its words), the group is too large, or a block's initial
+/// states are bad or its stream is too short to hold them.
+pub(crate) fn decode_group(group: &mut [Member<'_>]) -> Vec<Result<u64, CoderError>> {
     let starts: Vec<_> = group.iter().map(|m| begin::<8>(m.data)).collect();
     // Every block's whole words are in its output (the vectors write them
     // all before the portable decoder takes over).
     let ok = group.len() <= MAX_GROUP
-        && results.len() == group.len()
         && group
             .iter()
             .all(|m| fits(m.bits, m.ones) && m.words.len() as u64 >= m.bits / 64)
         && starts.iter().all(Result::is_ok);
     let v4 = V4::try_new().filter(|_| ok);
     let Some(v4) = v4 else {
-        for (m, r) in group.iter_mut().zip(results.iter_mut()) {
-            *r = decode_block(m.data, m.bits, m.ones, m.words);
-        }
-        return;
+        return group
+            .iter_mut()
+            .map(|m| decode_block(m.data, m.bits, m.ones, m.words))
+            .collect();
     };
     let mut at: Vec<Progress<8>> = starts.into_iter().flatten().collect();
     {
@@ -207,9 +209,12 @@ pub(crate) fn decode_group(group: &mut [Member<'_>], results: &mut [Result<u64, 
             };
         }
     }
-    for ((m, p), r) in group.iter_mut().zip(at).zip(results.iter_mut()) {
-        *r = resume8(p, m.data, m.bits, m.ones, m.words);
-    }
+    // `at` holds one progress per member: `starts` was all Ok.
+    group
+        .iter_mut()
+        .zip(at)
+        .map(|(m, p)| resume8(p, m.data, m.bits, m.ones, m.words))
+        .collect()
 }
 
 /// The fast rounds of the kernels, interleaved: each goes on while it has
@@ -372,8 +377,8 @@ mod tests {
                 words,
             })
             .collect();
-        let mut got = vec![Ok(0); streams.len()];
-        decode_group(&mut group, &mut got);
+        let got = decode_group(&mut group);
+        assert_eq!(got.len(), streams.len());
         drop(group);
         for (i, (&(bits, data, ones), r)) in streams.iter().zip(&got).enumerate() {
             let mut words = vec![GARBAGE; bits.div_ceil(64) as usize];
