@@ -208,6 +208,28 @@ fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them(
     }
 }
 
+/// A sparse frame relabelled as a delta (type 2, which kind 4 allows) is
+/// not read as a position list: the typed and generic decoders refuse it
+/// as the wrong frame type (a review found both reading the delta's
+/// digests as positions).
+#[test]
+fn a_sparse_delta_frame_is_not_decoded_as_a_filter() {
+    let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_le_bytes().to_vec()).collect();
+    let mut frame =
+        encode_sparse(&SparseFilter::from_keys(FilterParams::new(1 << 30, 1, 1), &keys).unwrap());
+    assert!(frame.len() > 40, "a payload longer than the digests");
+    assert_eq!(frame[3], 1);
+    frame[3] = 2;
+    common::fix_crc(&mut frame);
+    let lim = DecodeLimits::unlimited();
+    for err in [
+        decode_sparse(&frame, &lim).map(|_| ()).unwrap_err(),
+        decode_any(&frame, &lim).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(matches!(err, DecodeError::WrongFrameType { .. }), "{err:?}");
+    }
+}
+
 /// Sparse frames are not held to max_m (nothing of size m is allocated),
 /// but to the frame-length and expansion limits, and m ≤ 2^56.
 #[test]

@@ -404,6 +404,14 @@ pub fn decode_sparse(data: &[u8], limits: &DecodeLimits) -> Result<SparseFilter,
 }
 
 fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<SparseFilter, DecodeError> {
+    // Kind 4 allows types 1 (a filter) and 2 (a delta, whose payload
+    // starts with the digests): only the first is a position list.
+    if h.filter_type != FilterType::Coded {
+        return Err(DecodeError::WrongFrameType {
+            found: h.filter_type,
+            expected: "a full (coded)",
+        });
+    }
     let set = sparse::decode_payload(payload, h.params.m).map_err(|source| {
         DecodeError::Sparse {
             offset: h.header_len,
