@@ -277,7 +277,12 @@ impl Subscriber {
         }
     }
 
-    /// A subscriber that takes only frames of stream `stream`.
+    /// A subscriber that refuses identified frames of any stream but
+    /// `stream`. Frames without an identity (versions 1 and 2, or a
+    /// version-3 frame sent without one) are still taken while it holds
+    /// nothing or an unidentified version, ordered by digests as for any
+    /// subscriber; once it holds an identified version they are refused as
+    /// [`SyncError::Unordered`].
     pub fn following(stream: u64, limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,
@@ -342,6 +347,12 @@ impl Subscriber {
             Ok(digest) => {
                 held.digest = digest;
                 held.id = h.identity;
+                // An identified delta on an unidentified base gives the
+                // subscriber its first identity: from now on it follows
+                // that stream, as after an identified full frame.
+                if self.stream.is_none() {
+                    self.stream = h.identity.map(|id| id.stream);
+                }
                 Ok(UpdateKind::Delta)
             }
             Err(DecodeError::WrongBase { expected, actual }) => Err(SyncError::NeedFull {

@@ -311,3 +311,44 @@ fn a_delta_with_sequence_zero_is_invalid() {
         Err(compressed_bloom::DecodeError::InvalidField { field: "seq", .. })
     ));
 }
+
+/// A subscriber that starts from an unidentified snapshot and takes an
+/// identified delta on it follows that delta's stream from then on: a
+/// later, newer full frame of another stream is refused, not installed
+/// (a review found the stream pinned only by full frames).
+#[test]
+fn an_identified_delta_on_an_unidentified_base_pins_the_stream() {
+    let mut p = publisher(100);
+    let u0 = p.publish();
+    let s0 = p.current();
+    let (u1, s1) = step(&mut p, 1);
+    assert_eq!(u1.kind, UpdateKind::Delta);
+    let mut sub = Subscriber::default();
+    // The same filter as u0, sent without an identity.
+    sub.receive(&encode(&s0)).unwrap();
+    assert_eq!(sub.version(), None);
+    sub.receive(&u1.frame).unwrap();
+    assert_eq!(sub.filter(), Some(&s1));
+    assert_eq!(sub.version(), Some(u1.id));
+    // Stream 8, in a later epoch: newer by version, but another stream.
+    let mut other = Publisher::with_identity(P, 100, 8, u0.id.epoch + 1).unwrap();
+    other.insert(b"x");
+    let o0 = other.publish();
+    let mut probe = sub.clone();
+    let r = probe.receive(&o0.frame);
+    refused(
+        &probe,
+        r,
+        |e| {
+            matches!(
+                e,
+                SyncError::WrongStream {
+                    expected: 7,
+                    found: 8
+                }
+            )
+        },
+        &s1,
+        u1.id,
+    );
+}
