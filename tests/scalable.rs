@@ -107,6 +107,28 @@ fn deltas_work_layer_by_layer() {
         assert!(apply_scalable(&mut base, &bad, &lim).is_err(), "byte {at}");
         assert_eq!(base, old);
     }
+    // The delta adds layers, so a receiver's expansion limit holds what it
+    // may add (the header's m less the base's bits, in bytes) against the
+    // frame's length; it is checked before the base digest.
+    let h = compressed_bloom::format::inspect(&frame, &lim).unwrap();
+    let added = (h.params.m - old.total_bits()).div_ceil(8);
+    let ratio = added.div_ceil(h.frame_len());
+    assert!(ratio > 1, "the delta may add {added} bytes");
+    for (limit, ok) in [(ratio - 1, false), (ratio, true)] {
+        let tight = DecodeLimits {
+            max_expansion: Some(limit),
+            ..lim
+        };
+        let mut base = old.clone();
+        match apply_scalable(&mut base, &frame, &tight) {
+            Ok(()) => assert!(ok && base == new, "limit {limit}"),
+            Err(e) => {
+                assert!(!ok, "limit {limit}: {e:?}");
+                assert!(matches!(e, DecodeError::LimitExceeded { .. }), "{e:?}");
+                assert_eq!(base, old);
+            }
+        }
+    }
     // A filter that is not the old one grown cannot make a delta.
     let other = grown(ScalablePolicy::new(400, 0.01), 9, std::iter::empty());
     assert!(encode_delta_scalable(&old, &other).is_err());

@@ -832,9 +832,15 @@ pub fn encode_delta_scalable(
 /// and checks the result's digest before replacing `base`; on any error
 /// `base` is unchanged. Memory while it is checked: the decoded changes
 /// and the result (each about the size of the base, plus the new layers).
+/// Unlike other deltas, this one can grow the filter (new layers, up to
+/// the header's m), so the receiver's expansion limit applies to what it
+/// may add: ⌈(m − the base's bits) / 8⌉ bytes against `max_expansion` ×
+/// the frame's length, checked before anything is decoded.
 ///
 /// # Errors
-/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
+/// [`DecodeError::LimitExceeded`] for a delta that may add more than the
+/// expansion limit allows.
 pub fn apply_scalable(
     base: &mut ScalableBloomFilter,
     data: &[u8],
@@ -848,6 +854,20 @@ pub fn apply_scalable(
             frame: h.params,
             filter: crate::format::any::scalable_params(base),
         });
+    }
+    // The new layers are allocated as they are decoded, within the
+    // header's m less the base's bits (`scalable::apply_delta_payload`):
+    // held to the expansion limit as a full frame's output is.
+    if let Some(ratio) = limits.max_expansion {
+        let frame_len = h.frame_len();
+        let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
+        if added > frame_len.saturating_mul(ratio) {
+            return Err(DecodeError::LimitExceeded {
+                what: "expansion (output bytes per frame byte)",
+                requested: added.div_ceil(frame_len.max(1)),
+                limit: ratio,
+            });
+        }
     }
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
