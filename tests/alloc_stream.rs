@@ -6,6 +6,8 @@
 //! reader that yields a few bytes at a time. One test in this binary, so
 //! the allocator sees only its allocations.
 
+use compressed_bloom::coder::static_coded::{Choice, Mode};
+use compressed_bloom::format;
 use compressed_bloom::format::stream::{
     read_frame, write_frame, StreamError, STREAM_READ_MEMORY, STREAM_WRITE_MEMORY,
 };
@@ -109,4 +111,28 @@ fn streaming_memory_is_the_filter_plus_a_constant() {
         Err(StreamError::Decode(DecodeError::LimitExceeded { .. }))
     ));
     assert!(peak < 64 * 1024, "refused after {peak} bytes");
+    // A type-4 frame of one 2^27-bit block (a 5.4 MB stream) cut off 4 KiB
+    // into its stream: the reader holds the filter and what arrived, not
+    // the stream's declared length (it sized the buffer from that length
+    // before the tenth session).
+    let one_block = format::encode_static_with(
+        &f,
+        Choice {
+            block_log: Some(27),
+            mode: Some(Mode::Bytes),
+        },
+    );
+    let h = format::inspect(&one_block, &limits).unwrap();
+    assert!(h.payload_len > 4 << 20, "{}", h.payload_len);
+    let cut = &one_block[..h.header_len + 4096];
+    let mut res = None;
+    let peak = peak_of(|| res = Some(read_frame(Trickle(cut), &limits)));
+    assert!(matches!(
+        res.unwrap(),
+        Err(StreamError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof
+    ));
+    assert!(
+        peak <= filter_bytes + 256 * 1024,
+        "a cut type-4 frame held {peak} bytes, the filter is {filter_bytes}"
+    );
 }

@@ -268,3 +268,31 @@ fn squid_frames_are_refused_with_a_pointer_to_decode_any() {
     );
     assert!(err.to_string().contains("decode_any"), "{err}");
 }
+
+/// A type-1 frame whose first block codes to more than a raw block plus
+/// 64 KiB (a contrived array: 7/8 of the block zeros, then alternating
+/// bits, which the adaptive model, settled on long runs, codes at ~23 bits
+/// a pair) is one the encoder writes and the in-memory decoder takes; the
+/// streamed reader takes it too (it refused any block stream over a raw
+/// block plus 64 KiB before the tenth session).
+#[test]
+fn a_block_that_codes_larger_than_raw_streams() {
+    let m = 1u64 << 24;
+    let mut bytes = vec![0u8; (m / 8) as usize];
+    for b in &mut bytes[(7 << 20) / 8..(1 << 23) / 8] {
+        *b = 0b1010_1010;
+    }
+    let f = BloomFilter::from_bytes(FilterParams::new(m, 1, 1), 1, &bytes).unwrap();
+    let frame = format::encode_as(&f, FilterType::Coded);
+    let h = format::inspect(&frame, &DecodeLimits::default()).unwrap();
+    // The first block's stream: the payload less the second block's (all
+    // zeros: a few bytes) and the one-entry table.
+    assert!(
+        h.payload_len > (1 << 20) + 64 * 1024,
+        "payload {} bytes: the array no longer codes larger than raw",
+        h.payload_len
+    );
+    assert!(format::decode(&frame).unwrap() == f);
+    let got = stream::read_frame(&frame[..], &DecodeLimits::default()).unwrap();
+    assert!(got == f);
+}

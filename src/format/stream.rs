@@ -38,9 +38,13 @@ use std::io::{self, Read, Write};
 use thiserror::Error;
 
 /// Bytes of working memory [`read_frame`] uses beyond the filter and 8
-/// bytes per coder block: a block's coded stream (at most a raw block,
-/// 1 MiB, plus 64 KiB), the coder's 32 KiB table, a 64 KiB I/O buffer and
-/// the header: 2.5 MiB with room to spare.
+/// bytes per coder block, for type-1 frames whose blocks code to at most
+/// a raw block plus 64 KiB (a Bloom filter's array, close to random, codes
+/// well below that; a contrived array can code a block larger, and then its stream, read as
+/// it arrives and never past the payload, is what is held): one block's
+/// coded stream, the coder's 32 KiB table, a 64 KiB I/O buffer and the
+/// header: 2.5 MiB with room to spare. The filter itself is allocated as
+/// the header declares it (within the limits) before the payload is read.
 pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024;
 
 /// Bytes of working memory [`write_frame`] uses beyond the filter and 8
@@ -48,10 +52,6 @@ pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024
 /// (its operation list, about 9 MB at the densest), one coded block and a
 /// 64 KiB buffer: 16 MiB with room to spare.
 pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
-
-/// Largest coded block stream the decoder buffers (a raw block plus 64
-/// KiB: an encoder falls back to raw long before a block codes that big).
-const MAX_BLOCK_STREAM: u64 = BLOCK_BITS / 8 + 64 * 1024;
 
 /// I/O chunk for raw payloads.
 const CHUNK: usize = 64 * 1024;
@@ -201,6 +201,22 @@ impl<R: Read> CrcReader<R> {
         Ok(())
     }
 
+    /// Reads `len` bytes into `buf` (replacing what it held), growing it
+    /// [`CHUNK`] bytes at a time as they arrive: a declared length that the
+    /// input does not hold costs no more memory than the input did.
+    fn take_vec(&mut self, buf: &mut Vec<u8>, len: u64) -> io::Result<()> {
+        buf.clear();
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(CHUNK as u64) as usize;
+            let at = buf.len();
+            buf.resize(at.saturating_add(n), 0);
+            self.take(buf.get_mut(at..).unwrap_or_default())?;
+            left = left.saturating_sub(n as u64);
+        }
+        Ok(())
+    }
+
     fn varint(&mut self, field: &'static str) -> Result<u64, StreamError> {
         let mut bytes = [0u8; 10];
         for i in 0..bytes.len() {
@@ -266,9 +282,8 @@ fn read_static<R: Read>(
     let mut stream = Vec::new();
     let mut w0 = 0usize;
     for (i, entry) in (0u64..).zip(&entries) {
-        // Within the payload: the buffer is at most the payload.
-        stream.resize(entry.stream_len(), 0);
-        src.take(&mut stream)?;
+        // Within the payload, and grown only as its bytes arrive.
+        src.take_vec(&mut stream, entry.stream_len() as u64)?;
         let end = w0.saturating_add(entry.words());
         let block = words.get_mut(w0..end).unwrap_or_default();
         decode_block(i, entry, block, &stream).map_err(payload)?;
@@ -348,18 +363,9 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
             let mut stream = Vec::new();
             let mut offset = table as usize;
             for ((w0, bits), len) in coder::block_spans(m).zip(lens) {
-                if len > MAX_BLOCK_STREAM {
-                    return Err(DecodeError::Payload {
-                        offset: h.header_len.saturating_add(offset),
-                        source: coder::CoderError::BlockTable {
-                            offset,
-                            reason: "a block stream is longer than any coded block",
-                        },
-                    }
-                    .into());
-                }
-                stream.resize(len as usize, 0);
-                src.take(&mut stream)?;
+                // Each length is within the payload (their sum is), and
+                // the buffer grows only as the stream's bytes arrive.
+                src.take_vec(&mut stream, len)?;
                 let end = w0.saturating_add(bits.div_ceil(64) as usize);
                 let block = words.get_mut(w0..end).unwrap_or_default();
                 coder::decode_one_block(&stream, bits, block, offset).map_err(|source| {
