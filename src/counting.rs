@@ -7,6 +7,12 @@
 //! it set (a possible false positive later, never a false negative). Overflow
 //! is rare: Summary Cache bounds the probability that any counter reaches 16
 //! during insertion by 1.37e-15·m when k <= ln2·m/n.
+//!
+//! Removing a key that was never inserted is the caller's error, which
+//! the filter cannot always see: if all of its counters are nonzero
+//! (a false positive), [`CountingBloomFilter::remove`] decrements them,
+//! and a key that was inserted and shares one of them can then read as
+//! absent. Remove only keys you inserted.
 
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 #[allow(unused_imports)]
@@ -25,11 +31,21 @@ pub struct CountingBloomFilter {
 }
 
 impl CountingBloomFilter {
-    /// An empty filter (m/2 bytes of counters).
+    /// An empty filter (m/2 bytes of counters), with hash scheme 1: the
+    /// counting kind travels only with it (docs/FORMAT.md).
     ///
     /// # Errors
-    /// Parameters out of range, or the counters cannot be allocated.
+    /// Parameters out of range, [`FilterError::SchemeNotForKind`] for
+    /// Squid's hashing, or the counters cannot be allocated.
     pub fn new(params: FilterParams) -> Result<Self, FilterError> {
+        params.validate_for_kind("counting")?;
+        Self::with_any_scheme(params)
+    }
+
+    /// [`Self::new`] for any scheme: the counts behind a
+    /// [`Publisher`](crate::Publisher), whose frames are standard filters
+    /// (which may use Squid's hashing), never counting frames.
+    pub(crate) fn with_any_scheme(params: FilterParams) -> Result<Self, FilterError> {
         params.validate()?;
         let words = params.m.div_ceil(16) as usize;
         let counters = crate::filter::zeroed_words(words)?;
@@ -159,7 +175,10 @@ impl CountingBloomFilter {
     }
 
     /// Removes a key. Returns false, changing nothing, if the key cannot be
-    /// present (one of its counters is 0).
+    /// present (one of its counters is 0). A key that was never inserted
+    /// but tests present (a false positive) is removed all the same, which
+    /// can make an inserted key that shares a counter read as absent: a
+    /// false negative (module docs).
     pub fn remove(&mut self, key: &[u8]) -> bool {
         let (pos, len) = self.distinct_positions(key);
         if pos[..len].iter().any(|&p| self.count(p) == 0) {

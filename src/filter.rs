@@ -66,6 +66,23 @@ impl FilterParams {
         }
     }
 
+    /// [`Self::validate`], and hash scheme 1, which every kind but the
+    /// standard one requires (docs/FORMAT.md: Squid's hashing is for
+    /// standard filters only), so that a filter of `kind` can be sent.
+    ///
+    /// # Errors
+    /// As [`Self::validate`]; [`FilterError::SchemeNotForKind`].
+    pub(crate) fn validate_for_kind(&self, kind: &'static str) -> Result<(), FilterError> {
+        self.validate()?;
+        if self.scheme != HashScheme::Xxh3EnhancedDouble {
+            return Err(FilterError::SchemeNotForKind {
+                kind,
+                scheme: self.scheme.name(),
+            });
+        }
+        Ok(())
+    }
+
     /// Checks the ranges documented on the fields, and the scheme's own
     /// rules ([`HashScheme::SquidMd5`]: k = 4, m < 2^32, seed 0).
     ///

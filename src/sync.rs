@@ -106,7 +106,7 @@ impl Publisher {
         epoch: u64,
     ) -> Result<Self, FilterError> {
         Ok(Publisher {
-            counts: CountingBloomFilter::new(params)?,
+            counts: CountingBloomFilter::with_any_scheme(params)?,
             last: None,
             last_id: None,
             since_full: 0,

@@ -362,3 +362,30 @@ fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
     let mut std_base = BloomFilter::new(FilterParams::new(1000, 1, 8)).unwrap();
     assert!(delta::apply(&mut std_base, &frame, &lim).is_err());
 }
+
+/// Squid's hashing is for standard filters only (docs/FORMAT.md): the
+/// counting and sparse kinds refuse it when they are made, as the
+/// partitioned kind did, instead of writing frames no decoder takes. The
+/// publisher's counts, sent as standard filters, still take it.
+#[test]
+fn kinds_that_cannot_travel_with_squid_hashing_refuse_it() {
+    use compressed_bloom::{CountingBloomFilter, FilterError, Publisher};
+    let squid = FilterParams::squid(8_000);
+    let scheme = |e: FilterError| matches!(e, FilterError::SchemeNotForKind { .. });
+    assert!(scheme(CountingBloomFilter::new(squid).unwrap_err()));
+    assert!(scheme(SparseFilter::from_keys(squid, [b"a"]).unwrap_err()));
+    assert!(scheme(
+        SparseFilter::from_positions(squid, 0, vec![1u64]).unwrap_err()
+    ));
+    let mut std_squid = BloomFilter::new(squid).unwrap();
+    std_squid.insert(b"a");
+    assert!(scheme(SparseFilter::from_bloom(&std_squid).unwrap_err()));
+    assert!(scheme(PartitionedBloomFilter::new(squid).unwrap_err()));
+    // A standard filter with Squid's hashing travels, and so does a
+    // publisher's.
+    assert!(decode(&encode(&std_squid)).unwrap() == std_squid);
+    let mut p = Publisher::new(squid, 4).unwrap();
+    p.insert(b"a");
+    let u = p.publish();
+    assert!(decode(&u.frame).unwrap() == p.current());
+}

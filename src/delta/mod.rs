@@ -1011,8 +1011,10 @@ pub fn apply(
 ///
 /// If `base_digest` is not the digest of `base`, a delta for the filter
 /// `base_digest` names may be applied to `base`; the result then differs
-/// from the one the frame names and is refused with
-/// [`DecodeError::ResultMismatch`] (unless 64-bit digests collide).
+/// from the one the frame names and is refused, with
+/// [`DecodeError::ResultMismatch`], or for a conditional delta usually
+/// sooner with [`DecodeError::InvalidField`] (its count of the base's 1
+/// bits does not match `base`), unless 64-bit digests collide.
 ///
 /// # Errors
 /// As [`apply`]; on any error `base` is unchanged.

@@ -121,13 +121,7 @@ impl PartitionedBloomFilter {
 }
 
 fn check(p: &FilterParams) -> Result<(), FilterError> {
-    p.validate()?;
-    if p.scheme != crate::HashScheme::Xxh3EnhancedDouble {
-        return Err(FilterError::SchemeNotForKind {
-            kind: "partitioned",
-            scheme: p.scheme.name(),
-        });
-    }
+    p.validate_for_kind("partitioned")?;
     if p.m.checked_rem(u64::from(p.k)).is_none_or(|r| r != 0) {
         return Err(FilterError::NotPartitionable { m: p.m, k: p.k });
     }

@@ -543,7 +543,13 @@ pub struct Declared {
 }
 
 fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), ScalableError> {
-    if f.total_bits() != d.m || f.max_k() != d.k || f.len() != d.n {
+    // Σ n_i exactly: a sum past 2^64 − 1 matches no header (`len` would
+    // saturate to u64::MAX and match n = u64::MAX).
+    let n = f
+        .layers
+        .iter()
+        .try_fold(0u64, |a, l| a.checked_add(l.filter.len()));
+    if f.total_bits() != d.m || f.max_k() != d.k || n != Some(d.n) {
         return Err(ScalableError::Payload {
             what: "the layers' m, k or n do not add up to the header's",
             offset: at,

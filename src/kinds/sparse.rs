@@ -345,7 +345,9 @@ impl SparseFilter {
     /// building, then the Elias–Fano list; never m bits.
     ///
     /// # Errors
-    /// Parameters out of range, or no memory.
+    /// Parameters out of range, Squid's hashing
+    /// ([`FilterError::SchemeNotForKind`]: the sparse kind travels with
+    /// hash scheme 1 only), or no memory.
     ///
     /// # Examples
     /// ```
@@ -361,7 +363,7 @@ impl SparseFilter {
         params: FilterParams,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<Self, FilterError> {
-        params.validate()?;
+        params.validate_for_kind("sparse")?;
         let mut n = 0u64;
         let mut positions = Vec::new();
         for key in keys {
@@ -376,12 +378,14 @@ impl SparseFilter {
     /// [`HashScheme::hash`](crate::HashScheme::hash) with the filter's seed), as [`SparseFilter::from_keys`].
     ///
     /// # Errors
-    /// Parameters out of range, or no memory.
+    /// Parameters out of range, Squid's hashing
+    /// ([`FilterError::SchemeNotForKind`]: the sparse kind travels with
+    /// hash scheme 1 only), or no memory.
     pub fn from_hashes(
         params: FilterParams,
         hashes: impl IntoIterator<Item = KeyHash>,
     ) -> Result<Self, FilterError> {
-        params.validate()?;
+        params.validate_for_kind("sparse")?;
         let mut n = 0u64;
         let mut positions = Vec::new();
         for h in hashes {
@@ -395,14 +399,15 @@ impl SparseFilter {
     /// allowed; each must be below m), declaring `n` keys.
     ///
     /// # Errors
-    /// Parameters out of range, a position at or past m
+    /// Parameters out of range, Squid's hashing
+    /// ([`FilterError::SchemeNotForKind`]), a position at or past m
     /// ([`FilterError::PaddingBitsSet`]), or no memory.
     pub fn from_positions(
         params: FilterParams,
         n: u64,
         mut positions: Vec<u64>,
     ) -> Result<Self, FilterError> {
-        params.validate()?;
+        params.validate_for_kind("sparse")?;
         positions.sort_unstable();
         positions.dedup();
         let mut set = EliasFano::with_len(positions.len() as u64, params.m)?;
@@ -418,8 +423,10 @@ impl SparseFilter {
     /// The sparse form of a standard filter (same parameters, same bits).
     ///
     /// # Errors
-    /// No memory.
+    /// [`FilterError::SchemeNotForKind`] for a filter with Squid's hashing,
+    /// or no memory.
     pub fn from_bloom(f: &crate::BloomFilter) -> Result<Self, FilterError> {
+        f.params().validate_for_kind("sparse")?;
         let mut set = EliasFano::with_len(f.count_ones(), f.m())?;
         for p in f.ones() {
             set.push(p);
