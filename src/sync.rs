@@ -315,14 +315,7 @@ impl Subscriber {
     /// the module docs; [`SyncError::Decode`] for an invalid frame. The state
     /// is unchanged on error.
     pub fn receive(&mut self, frame: &[u8]) -> Result<UpdateKind, SyncError> {
-        let (h, payload, total) = format::checked_frame(frame, &self.limits)?;
-        if total < frame.len() {
-            return Err(DecodeError::TrailingBytes {
-                offset: total as u64,
-                count: frame.len().saturating_sub(total) as u64,
-            }
-            .into());
-        }
+        let (h, payload) = format::checked_whole_frame(frame, &self.limits)?;
         let is_delta = h.filter_type.is_delta();
         self.check_order(h.identity, is_delta)?;
         if !is_delta {

@@ -657,3 +657,46 @@ fn decode_work_is_bounded_by_frame_and_output() {
     );
     assert!(worst.0 < 1.0, "{worst:?}");
 }
+
+/// An input that must be exactly one frame and has bytes after it is
+/// `TrailingBytes`, found before the CRC (docs/FORMAT.md section 2.3: step
+/// 6 before step 7, and both before anything is decoded): with a damaged
+/// CRC as well, every whole-input entry point names the trailing bytes,
+/// not the checksum (they checked the CRC first, and `decode` decoded the
+/// whole filter before it looked).
+#[test]
+fn trailing_bytes_are_found_before_the_crc() {
+    use compressed_bloom::format::stream::CheckedFrame;
+    use compressed_bloom::{decode_any, delta, Subscriber, SyncError};
+    let mut f = BloomFilter::new(FilterParams::new(50_000, 3, 1)).unwrap();
+    f.insert(b"a");
+    let mut g = f.clone();
+    g.insert(b"b");
+    let lim = DecodeLimits::default();
+    for frame in [encode(&f), delta::encode_delta(&f, &g).unwrap()] {
+        let mut bad = frame.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 0xff; // the CRC
+        bad.push(0);
+        let trailing = |e: &DecodeError| {
+            *e == DecodeError::TrailingBytes {
+                offset: n as u64,
+                count: 1,
+            }
+        };
+        if frame[3] == 1 {
+            assert!(trailing(&decode(&bad).unwrap_err()));
+            assert!(trailing(&decode_any(&bad, &lim).unwrap_err()));
+            assert!(trailing(&CheckedFrame::new(&bad, &lim).unwrap_err()));
+        } else {
+            assert!(trailing(&delta::inspect_delta(&bad, &lim).unwrap_err()));
+            let mut base = f.clone();
+            assert!(trailing(&delta::apply(&mut base, &bad, &lim).unwrap_err()));
+        }
+        let mut sub = Subscriber::new(lim);
+        match sub.receive(&bad) {
+            Err(SyncError::Decode(e)) => assert!(trailing(&e), "{e:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

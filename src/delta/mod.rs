@@ -314,13 +314,7 @@ pub fn encode_delta_plain(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8
 /// # Errors
 /// Any [`DecodeError`]; [`DecodeError::WrongFrameType`] for a full filter.
 pub fn inspect_delta(data: &[u8], limits: &DecodeLimits) -> Result<DeltaHeader, DecodeError> {
-    let (h, payload, total) = format::checked_frame(data, limits)?;
-    if total < data.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: total as u64,
-            count: data.len().saturating_sub(total) as u64,
-        });
-    }
+    let (h, payload) = format::checked_whole_frame(data, limits)?;
     delta_header(h, payload)
 }
 

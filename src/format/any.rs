@@ -6,7 +6,7 @@
 #[allow(unused_imports)]
 use crate::prelude::*;
 use super::header::{FilterKind, FilterType, FrameHeader, HeaderFields};
-use super::{checked_frame, DecodeError, DecodeLimits};
+use super::{checked_whole_frame, DecodeError, DecodeLimits};
 use crate::counting::CountingBloomFilter;
 use crate::filter::BloomFilter;
 use crate::kinds::counting;
@@ -117,13 +117,7 @@ static SCALABLE_NONE: crate::FilterParams = crate::FilterParams::new(1, 1, 0);
 /// build or `limits.kinds` does not accept; [`DecodeError::WrongFrameType`]
 /// for a delta.
 pub fn decode_any(data: &[u8], limits: &DecodeLimits) -> Result<AnyFilter, DecodeError> {
-    let (h, payload, total) = checked_frame(data, limits)?;
-    if total < data.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: total as u64,
-            count: data.len().saturating_sub(total) as u64,
-        });
-    }
+    let (h, payload) = checked_whole_frame(data, limits)?;
     decode_any_payload(&h, payload)
 }
 
@@ -320,13 +314,7 @@ fn checked_of_kind<'a>(
     limits: &DecodeLimits,
     kind: FilterKind,
 ) -> Result<(FrameHeader, &'a [u8]), DecodeError> {
-    let (h, payload, total) = checked_frame(data, limits)?;
-    if total < data.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: total as u64,
-            count: data.len().saturating_sub(total) as u64,
-        });
-    }
+    let (h, payload) = checked_whole_frame(data, limits)?;
     if h.kind != kind {
         return Err(DecodeError::WrongKind {
             found: h.kind,

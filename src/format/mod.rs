@@ -304,14 +304,8 @@ pub fn decode(data: &[u8]) -> Result<BloomFilter, DecodeError> {
 /// # Errors
 /// Any [`DecodeError`], including [`DecodeError::TrailingBytes`].
 pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeError> {
-    let (filter, used) = decode_prefix(data, limits)?;
-    if used < data.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: used as u64,
-            count: data.len().saturating_sub(used) as u64,
-        });
-    }
-    Ok(filter)
+    let (h, payload) = checked_whole_frame(data, limits)?;
+    decode_full(&h, payload)
 }
 
 /// Decodes the frame at the front of a [`Buf`] and advances past it; bytes
@@ -405,12 +399,37 @@ pub(crate) fn checked_frame<'a>(
     data: &'a [u8],
     limits: &DecodeLimits,
 ) -> Result<(FrameHeader, &'a [u8], usize), DecodeError> {
+    checked(data, limits, false)
+}
+
+/// [`checked_frame`] for an input that must be exactly one frame: bytes
+/// after it are [`DecodeError::TrailingBytes`], found before the CRC is
+/// computed and before anything is decoded or allocated (docs/FORMAT.md
+/// section 2.3, step 6).
+pub(crate) fn checked_whole_frame<'a>(
+    data: &'a [u8],
+    limits: &DecodeLimits,
+) -> Result<(FrameHeader, &'a [u8]), DecodeError> {
+    checked(data, limits, true).map(|(h, payload, _)| (h, payload))
+}
+
+fn checked<'a>(
+    data: &'a [u8],
+    limits: &DecodeLimits,
+    whole: bool,
+) -> Result<(FrameHeader, &'a [u8], usize), DecodeError> {
     let h = header::parse(data, limits)?;
     let total = h.frame_len();
     if (data.len() as u64) < total {
         return Err(DecodeError::Truncated {
             needed: total,
             available: data.len() as u64,
+        });
+    }
+    if whole && (data.len() as u64) > total {
+        return Err(DecodeError::TrailingBytes {
+            offset: total,
+            count: (data.len() as u64).saturating_sub(total),
         });
     }
     // total <= data.len(), so it fits in usize and the slices below are in

@@ -469,13 +469,7 @@ impl<'a> CheckedFrame<'a> {
                 expected: "a full (raw or coded)",
             });
         }
-        let (header, payload, total) = super::checked_frame(frame, limits)?;
-        if total < frame.len() {
-            return Err(DecodeError::TrailingBytes {
-                offset: total as u64,
-                count: frame.len().saturating_sub(total) as u64,
-            });
-        }
+        let (header, payload) = super::checked_whole_frame(frame, limits)?;
         Ok(CheckedFrame { header, payload })
     }
 
