@@ -47,7 +47,7 @@ impl CountingBloomFilter {
     /// (which may use Squid's hashing), never counting frames.
     pub(crate) fn with_any_scheme(params: FilterParams) -> Result<Self, FilterError> {
         params.validate()?;
-        let words = params.m.div_ceil(16) as usize;
+        let words = crate::filter::units_for(params.m, 16);
         let counters = crate::filter::zeroed_words(words)?;
         Ok(CountingBloomFilter {
             params,

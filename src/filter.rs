@@ -123,9 +123,11 @@ impl FilterParams {
         }
     }
 
-    /// Number of 64-bit words that hold `m` bits.
+    /// Number of 64-bit words that hold `m` bits; `usize::MAX` when that
+    /// count does not fit in a `usize` (m ≥ 2^38 on a 32-bit target), so
+    /// that allocating it fails as out of memory instead of truncating.
     pub fn word_len(&self) -> usize {
-        self.m.div_ceil(64) as usize
+        units_for(self.m, 64)
     }
 
     /// Number of bytes of the packed bit array: ⌈m / 8⌉.
@@ -554,6 +556,14 @@ pub(crate) fn check_packed(params: &FilterParams, bytes: &[u8]) -> Result<(), Fi
 /// zeroed allocation; the second step can fail only if memory the first
 /// found vanished in between, and then aborts as any infallible allocation
 /// does.
+/// ⌈bits / per⌉ as a `usize`, saturating at `usize::MAX` (on 32-bit
+/// targets a large m's count does not fit): an allocation of that many
+/// then fails in [`zeroed_words`] rather than silently allocating a
+/// truncated count.
+pub(crate) fn units_for(bits: u64, per: u64) -> usize {
+    usize::try_from(bits.div_ceil(per.max(1))).unwrap_or(usize::MAX)
+}
+
 pub(crate) fn zeroed_words(len: usize) -> Result<Vec<u64>, FilterError> {
     let mut probe: Vec<u64> = Vec::new();
     probe

@@ -84,7 +84,7 @@ pub(crate) fn read_bits(data: &[u8], m: u64) -> Result<(Vec<u64>, usize), BitsEr
         0 | 1 => {}
         other => return Err(BitsError::Type(other)),
     }
-    let mut words = zeroed_words(m.div_ceil(64) as usize).map_err(|_| BitsError::NoMemory)?;
+    let mut words = zeroed_words(crate::filter::units_for(m, 64)).map_err(|_| BitsError::NoMemory)?;
     if ty == 0 {
         words_from_le_bytes(&mut words, bytes);
     } else {

@@ -97,7 +97,7 @@ pub fn decode_raw(
     params: FilterParams,
     n: u64,
 ) -> Result<CountingBloomFilter, crate::DecodeError> {
-    let mut words = zeroed_words(params.m.div_ceil(16) as usize)?;
+    let mut words = zeroed_words(crate::filter::units_for(params.m, 16))?;
     words_from_le_bytes(&mut words, payload);
     if !nibble_padding_clear(params.m, &words) {
         return Err(crate::DecodeError::Counting {
@@ -152,7 +152,7 @@ pub fn decode_coded(
 ) -> Result<CountingBloomFilter, crate::DecodeError> {
     let err = |source| crate::DecodeError::Counting { offset, source };
     let (map, end) = read_bits(payload, params.m).map_err(|e| err(e.into()))?;
-    let mut counters = zeroed_words(params.m.div_ceil(16) as usize)?;
+    let mut counters = zeroed_words(crate::filter::units_for(params.m, 16))?;
     set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)
         .map_err(err)?;
     Ok(CountingBloomFilter::from_parts(params, n, counters))
