@@ -269,8 +269,11 @@ impl ScalableBloomFilter {
         Ok(())
     }
 
-    /// [`try_insert`](Self::try_insert), ignoring the (rare) failure to
-    /// open a 65th layer: the key then goes into the full newest layer.
+    /// [`try_insert`](Self::try_insert), ignoring a failure to open the
+    /// next layer (a 65th, or one whose tightened rate the policy's
+    /// `max_bits_per_key` cannot reach): the key then goes into the full
+    /// newest layer, which fills past its capacity, and the module's bound
+    /// Σ f_i < fpr no longer holds. Use `try_insert` to see the failure.
     #[cfg(feature = "std")]
     pub fn insert(&mut self, key: &[u8]) {
         if self.try_insert(key).is_err() {

@@ -360,7 +360,10 @@ pub fn plan_counting_for_fpr(
 
 /// The layers a scalable filter (kind 3) opens for `n` keys under `policy`
 /// (each planned as [`ScalableBloomFilter`](crate::kinds::scalable::ScalableBloomFilter)
-/// plans it), summed into one plan: m is the layers' total, k the largest
+/// plans it when `cons.max_k` is the default: the filter opens its layers
+/// under the default constraints and the policy's bits per key, so a
+/// smaller `max_k` here plans layers it would not open; `cons.max_m` is
+/// not applied to the layers), summed into one plan: m is the layers' total, k the largest
 /// layer k, `fpr` 1 − Π(1 − f_i) with each layer at its expected count, and
 /// the sizes are the layers' frames (each layer's plan, less the frame
 /// header it does not have) plus the policy and the frame's own header.
