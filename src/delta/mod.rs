@@ -987,10 +987,16 @@ pub fn apply(
     data: &[u8],
     limits: &DecodeLimits,
 ) -> Result<(), DecodeError> {
-    // Check the frame before hashing the base: a bad frame costs no pass
-    // over m.
+    // Check the frame, and that its parameters are the base's, before
+    // hashing the base: a bad frame costs no pass over m.
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Standard)?;
+    if d.frame.params != *base.params() {
+        return Err(DecodeError::ParamsMismatch {
+            frame: d.frame.params,
+            filter: *base.params(),
+        });
+    }
     let base_digest = digest(base);
     apply_checked(base, base_digest, data, &d).map(|_| ())
 }
