@@ -296,3 +296,42 @@ fn a_block_that_codes_larger_than_raw_streams() {
     let got = stream::read_frame(&frame[..], &DecodeLimits::default()).unwrap();
     assert!(got == f);
 }
+
+/// The streamed reader checks a type-1 block table as `decode` does: it
+/// never reads a table past the payload, and a damaged table gives the
+/// same error (`Payload` with `BlockTable`, at the same offsets) whichever
+/// decoder reads it. It reported non-canonical lengths as `BadVarint` and
+/// read a table's varints past a short payload before the tenth session.
+#[test]
+fn streamed_type_1_tables_fail_as_in_memory() {
+    use compressed_bloom::{decode, DecodeError};
+    let m = 1u64 << 25; // four 2^23-bit blocks: three table lengths
+    let mut f = BloomFilter::new(FilterParams::new(m, 2, 3)).unwrap();
+    for i in 0..300_000u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let frame = format::encode_as(&f, FilterType::Coded);
+    let lim = DecodeLimits::default();
+    let at = format::inspect(&frame, &lim).unwrap().header_len;
+    let mut compared = 0;
+    // Each table byte set to values that make lengths too long, not
+    // canonical, or unterminated; behind a fixed CRC.
+    for i in 0..9 {
+        for v in [0x00u8, 0x80, 0xff, 0x7f, 0x01] {
+            let mut bad = frame.clone();
+            bad[at + i] = v;
+            common::fix_crc(&mut bad);
+            let want = decode(&bad);
+            let got = stream::read_frame(&bad[..], &lim);
+            match (want, got) {
+                (Ok(a), Ok(b)) => assert!(a == b),
+                (Err(e @ DecodeError::Payload { .. }), Err(stream::StreamError::Decode(g))) => {
+                    assert_eq!(e, g, "byte {i} = {v:#x}");
+                    compared += 1;
+                }
+                (w, g) => panic!("byte {i} = {v:#x}: {w:?} against {g:?}"),
+            }
+        }
+    }
+    assert!(compared >= 10, "{compared} errors compared");
+}

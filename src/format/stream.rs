@@ -216,33 +216,6 @@ impl<R: Read> CrcReader<R> {
         }
         Ok(())
     }
-
-    fn varint(&mut self, field: &'static str) -> Result<u64, StreamError> {
-        let mut bytes = [0u8; 10];
-        for i in 0..bytes.len() {
-            let mut b = [0u8; 1];
-            self.take(&mut b)?;
-            if let Some(slot) = bytes.get_mut(i) {
-                *slot = b[0];
-            }
-            if b[0] & 0x80 == 0 {
-                let (v, _) = varint::get(bytes.get(..=i).unwrap_or_default()).map_err(|reason| {
-                    DecodeError::BadVarint {
-                        offset: self.read as usize,
-                        field,
-                        reason,
-                    }
-                })?;
-                return Ok(v);
-            }
-        }
-        Err(DecodeError::BadVarint {
-            offset: self.read as usize,
-            field,
-            reason: "longer than 10 bytes",
-        }
-        .into())
-    }
 }
 
 /// Reads a static-coded payload (type 4) into `words`: first the whole
@@ -345,20 +318,41 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
         FilterType::Coded => {
             let blocks = coder::block_count(m);
             let mut lens = Vec::with_capacity(blocks.min(1 << 16) as usize);
-            let mut table = 0u64;
-            for _ in 1..blocks {
-                let before = src.read;
-                lens.push(src.varint("block length")?);
-                table = table.saturating_add(src.read.saturating_sub(before));
-            }
-            let listed = lens.iter().fold(table, |a, &l| a.saturating_add(l));
-            let last = h.payload_len.checked_sub(listed).ok_or(DecodeError::Payload {
+            let table_error = |offset: u64, reason| DecodeError::Payload {
                 offset: h.header_len,
                 source: coder::CoderError::BlockTable {
-                    offset: 0,
-                    reason: "block lengths exceed the payload",
+                    offset: offset as usize,
+                    reason,
                 },
-            })?;
+            };
+            // The table's varints, never read past the payload, with the
+            // in-memory decoder's errors (`coder::decode`'s block table).
+            let mut table = 0u64;
+            for _ in 1..blocks {
+                let mut bytes = [0u8; 10];
+                let mut n = 0usize;
+                for slot in &mut bytes {
+                    if table.saturating_add(n as u64) >= h.payload_len {
+                        break;
+                    }
+                    let mut b = [0u8; 1];
+                    src.take(&mut b)?;
+                    *slot = b[0];
+                    n = n.saturating_add(1);
+                    if b[0] & 0x80 == 0 {
+                        break;
+                    }
+                }
+                let (len, used) = varint::get(bytes.get(..n).unwrap_or_default())
+                    .map_err(|reason| table_error(table, reason))?;
+                table = table.saturating_add(used as u64);
+                lens.push(len);
+            }
+            let listed = lens.iter().fold(table, |a, &l| a.saturating_add(l));
+            let last = h
+                .payload_len
+                .checked_sub(listed)
+                .ok_or(table_error(table, "block lengths exceed the payload"))?;
             lens.push(last);
             let mut stream = Vec::new();
             let mut offset = table as usize;
