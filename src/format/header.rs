@@ -7,10 +7,12 @@
 //! 0       2     magic 0xCB 0xF1
 //! 2       1     format version (1, 2 or 3: the lowest that defines what
 //!               the frame uses)
-//! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta)
-//! 4       1     hash scheme id (1)
+//! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta;
+//!               4 static coded, version 3 only)
+//! 4       1     hash scheme id (1 xxh3; 2 Squid's MD5, version 3 only)
 //! 5       1     flags (v1, v2: must be 0; v3: 0x01 identity, 0x02 metadata)
-//! 6       1     kind (version 3 only; 0 standard)
+//! 6       1     kind (version 3 only; 0 standard, 1 counting, 2 partitioned,
+//!               3 scalable, 4 sparse)
 //! 6 or 7  var   seed        (LEB128)
 //!         var   m           (LEB128, bits)
 //!         var   k           (LEB128)

@@ -533,10 +533,11 @@ pub(crate) fn decode_bits(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter
 }
 
 /// Parses and checks a frame's header and checksum without decoding the
-/// payload (what `cbloom inspect` shows before decoding).
+/// payload (what `cbloom inspect` shows before decoding). The frame is
+/// the one at the front of `data`: bytes after it are not an error here.
 ///
 /// # Errors
-/// As [`decode`], except payload errors.
+/// As [`decode`], except payload errors and [`DecodeError::TrailingBytes`].
 pub fn inspect(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
     checked_frame(data, limits).map(|(h, _, _)| h)
 }

@@ -290,10 +290,19 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
             Err(e) => return Err(e.into()),
         }
     };
-    if h.kind != FilterKind::Standard || h.squid_cblock.is_some() {
+    if h.kind != FilterKind::Standard {
         return Err(DecodeError::WrongKind {
             found: h.kind,
             expected: FilterKind::Standard,
+        }
+        .into());
+    }
+    if h.squid_cblock.is_some() {
+        // As CheckedFrame::new says it: a Squid digest is a standard
+        // filter, but not one this reader streams.
+        return Err(DecodeError::WrongFrameType {
+            found: h.filter_type,
+            expected: "a plain bit array (a Squid digest decodes with decode_any)",
         }
         .into());
     }
