@@ -22,8 +22,10 @@
 //! On top of the order, a delta names the content digests of its base and
 //! result ([`crate::delta`]): the subscriber keeps the digest of the filter
 //! it holds, so a delta for another base is refused after the frame checks
-//! alone (work in proportion to the frame, not to m), and a result that does
-//! not match is never installed.
+//! alone (work in proportion to the frame, not to m), and a result whose
+//! bits do not match is never installed. The digests cover the bits (and
+//! the parameters), not the key count n, which the format calls
+//! informative: the count a subscriber reports is the frame's.
 //!
 //! Frames without an identity (format versions 1 and 2, or
 //! [`crate::encode`]) are still accepted by a subscriber that holds nothing

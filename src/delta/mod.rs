@@ -611,8 +611,16 @@ fn scatter_parts(
     let n = words.len();
     // One without std.
     let threads = coder::threads_for(coder::block_count(m));
-    // Range t is words [n·t/T, n·(t+1)/T); n < 2^50, so n·t cannot overflow.
-    let bound = |t: usize| n.saturating_mul(t).checked_div(threads).unwrap_or(0);
+    // Range t is words [n·t/T, n·(t+1)/T), computed in u128: n·t fits
+    // there whatever the width of usize (on a 32-bit target it may not fit
+    // a usize), and the quotient is at most n.
+    let bound = |t: usize| {
+        let q = (n as u128)
+            .saturating_mul(t as u128)
+            .checked_div(threads as u128)
+            .unwrap_or(0);
+        usize::try_from(q).unwrap_or(n)
+    };
     let bounds: Vec<(usize, usize)> = (0..threads)
         .map(|t| (bound(t), bound(t.saturating_add(1))))
         .collect();
