@@ -50,6 +50,24 @@ fn refused(
     assert_eq!(sub.version(), Some(version));
 }
 
+/// A copy of `sub` refuses `frame`, of stream 8, as another stream than
+/// its 7, and still holds `state` at `version`.
+#[track_caller]
+fn refused_as_other_stream(sub: &Subscriber, frame: &[u8], state: &BloomFilter, version: UpdateId) {
+    let mut probe = sub.clone();
+    let r = probe.receive(frame);
+    let other = |e: &SyncError| {
+        matches!(
+            e,
+            SyncError::WrongStream {
+                expected: 7,
+                found: 8
+            }
+        )
+    };
+    refused(&probe, r, other, state, version);
+}
+
 fn stale(e: &SyncError) -> bool {
     matches!(e, SyncError::Stale { .. })
 }
@@ -229,23 +247,7 @@ fn other_streams_and_unordered_frames_are_refused() {
     let o0 = other.publish();
     let mut sub = Subscriber::default();
     sub.receive(&u0.frame).unwrap();
-    let mut probe = sub.clone();
-    let r = probe.receive(&o0.frame);
-    refused(
-        &probe,
-        r,
-        |e| {
-            matches!(
-                e,
-                SyncError::WrongStream {
-                    expected: 7,
-                    found: 8
-                }
-            )
-        },
-        &s0,
-        u0.id,
-    );
+    refused_as_other_stream(&sub, &o0.frame, &s0, u0.id);
     // A version-1 frame (no identity) cannot be ordered against it.
     let plain = encode(&other.current());
     let mut probe = sub.clone();
@@ -334,21 +336,5 @@ fn an_identified_delta_on_an_unidentified_base_pins_the_stream() {
     let mut other = Publisher::with_identity(P, 100, 8, u0.id.epoch + 1).unwrap();
     other.insert(b"x");
     let o0 = other.publish();
-    let mut probe = sub.clone();
-    let r = probe.receive(&o0.frame);
-    refused(
-        &probe,
-        r,
-        |e| {
-            matches!(
-                e,
-                SyncError::WrongStream {
-                    expected: 7,
-                    found: 8
-                }
-            )
-        },
-        &s1,
-        u1.id,
-    );
+    refused_as_other_stream(&sub, &o0.frame, &s1, u1.id);
 }
