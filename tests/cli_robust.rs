@@ -572,3 +572,64 @@ fn outputs_that_are_not_regular_files_are_written_in_place() {
         assert_eq!(reader.join().unwrap(), want.stdout, "{}", target.display());
     }
 }
+
+/// A status line that cannot be written (stderr on `/dev/full`) does not
+/// turn a command that did its work into a panic (exit 101): the output is
+/// written and the status is 0.
+#[test]
+fn an_unwritable_stderr_does_not_fail_a_command() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("/dev/full not available: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = built(dir.path(), "f", "100000", "3", 5000);
+    let out = dir.path().join("out.cbf");
+    let o = Command::new(BIN)
+        .args(["encode", s(&f), "-o", s(&out)])
+        .stderr(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+}
+
+/// `-o LINK`, a link to a regular file, writes the file it names and keeps
+/// the link; `-o /dev/stdout` writes standard output, here a regular file,
+/// and leaves `/dev/stdout` as it was (the atomic path replaced links by
+/// name).
+#[test]
+fn links_to_regular_files_are_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = built(dir.path(), "f", "100000", "3", 5000);
+    let want = run(&["decode", s(&f), "-o", "-"]);
+    assert!(want.status.success(), "{}", stderr(&want));
+    let real = dir.path().join("real.cbf");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.path().join("link.cbf");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = run(&["decode", s(&f), "-o", s(&link)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), want.stdout);
+    // Standard output on a regular file, through /dev/stdout.
+    let dev_stdout = Path::new("/dev/stdout");
+    let was_link = std::fs::symlink_metadata(dev_stdout).map(|m| m.file_type().is_symlink());
+    let out = dir.path().join("out.bin");
+    let o = Command::new(BIN)
+        .args(["decode", s(&f), "-o", "/dev/stdout"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), want.stdout);
+    assert_eq!(
+        std::fs::symlink_metadata(dev_stdout)
+            .map(|m| m.file_type().is_symlink())
+            .ok(),
+        was_link.ok()
+    );
+}

@@ -74,8 +74,10 @@ fn read_in_parallel(path: &Path) -> Option<Vec<u8>> {
 /// in the same directory, synced, then renamed over the target, so a write
 /// cut short (a full disk, a file-size limit, a crash) leaves the old file
 /// intact. Anything else that exists (a device such as `/dev/null`, a FIFO,
-/// a socket, or a link to one, such as `/dev/stdout`) is written in place:
-/// renaming over it would replace it with a regular file.
+/// a socket, or a link to one) is written in place: renaming over it would
+/// replace it with a regular file. `/dev/stdout` is standard output, and a
+/// link to a regular file is written through (the file it names is
+/// replaced; the link stays).
 pub(crate) fn write_all(path: &Path, bytes: &[u8]) -> CliResult {
     write_with(path, |w| w.write_all(bytes))
 }
@@ -86,7 +88,11 @@ pub(crate) fn write_with(
     path: &Path,
     mut write: impl FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> CliResult {
-    if is_std(path) {
+    // `/dev/stdout` is standard output, whatever it is open on: resolved,
+    // it can be a regular file (`> out.bin`), which the atomic path below
+    // would replace by name (and append-mode output would lose what it
+    // held).
+    if is_std(path) || path == Path::new("/dev/stdout") {
         buffered(std::io::stdout().lock(), &mut write)?;
         return Ok(());
     }
@@ -99,6 +105,20 @@ pub(crate) fn write_with(
         buffered(file, &mut write).map_err(named)?;
         return Ok(());
     }
+    // A symbolic link to a regular file is written through: the file it
+    // names is replaced (atomically, beside it), and the link stays.
+    let resolved;
+    let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        match std::fs::canonicalize(path) {
+            Ok(p) if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) => {
+                resolved = p;
+                resolved.as_path()
+            }
+            _ => path,
+        }
+    } else {
+        path
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -151,18 +151,18 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     })?;
     bar.finish_and_clear();
     if a.distinct {
-        eprintln!("{read} keys read, {kept} distinct");
+        note!("{read} keys read, {kept} distinct");
     }
     let n = match a.n {
         Some(n) if n < kept => {
-            eprintln!(
+            note!(
                 "note: --n {n} but {kept} keys were read: planning for {kept} (a filter sized for fewer keys would miss its target)"
             );
             kept
         }
         Some(n) => {
             if n > kept {
-                eprintln!("note: planning for --n {n}; {kept} keys were read");
+                note!("note: planning for --n {n}; {kept} keys were read");
             }
             n
         }
@@ -210,7 +210,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     if !a.distinct && n >= 1000 {
         if let Some(est) = estimated {
             if est < 0.9 * kept as f64 {
-                eprintln!(
+                note!(
                     "note: {kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
                      duplicate lines count toward n (--distinct counts each key once)"
                 );
@@ -218,7 +218,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         }
     }
     write_all(&a.output, &frame)?;
-    eprintln!(
+    note!(
         "built {} m={m} k={k} n={kept} from {read} keys: {} bytes ({})",
         a.kind.name(),
         frame.len(),
@@ -309,7 +309,7 @@ fn build_scalable(a: &BuildArgs) -> CliResult {
         }
     }
     write_all(&a.output, &frame)?;
-    eprintln!(
+    note!(
         "built scalable: {} layers, m={} in all, k up to {}, n={} from {read} keys \
          (a key already present is not added again), bound f < {}, formula f = {:.6}: {} bytes",
         f.layers().len(),
@@ -389,7 +389,7 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     };
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
-    eprintln!(
+    note!(
         "encoded {} m={} k={}: {} -> {} bytes ({})",
         f.kind().name(),
         pm,
@@ -456,7 +456,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
         }
         wrote?;
         let h = checked.header();
-        eprintln!(
+        note!(
             "decoded {} m={} k={}: {} -> {} bytes",
             h.kind.name(),
             h.params.m,
@@ -484,7 +484,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 out.push('\n');
             }
             write_all(&a.output, out.as_bytes())?;
-            eprintln!(
+            note!(
                 "decoded sparse m={} k={}: {} positions",
                 s.params().m,
                 s.params().k,
@@ -502,7 +502,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             }
             let out = compressed_bloom::format::encode_scalable_raw(&f);
             write_all(&a.output, &out)?;
-            eprintln!(
+            note!(
                 "decoded scalable: {} layers, m={} in all: {} -> {} bytes",
                 f.layers().len(),
                 f.total_bits(),
@@ -519,7 +519,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 compressed_bloom::format::encode_counting_raw(&c)
             };
             write_all(&a.output, &out)?;
-            eprintln!(
+            note!(
                 "decoded counting m={} k={}: {} -> {} bytes",
                 c.params().m,
                 c.params().k,
@@ -536,7 +536,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
                 compressed_bloom::format::encode_squid_raw(&d)
             };
             write_all(&a.output, &out)?;
-            eprintln!(
+            note!(
                 "decoded Squid digest m={} k=4: {} -> {} bytes",
                 d.filter().m(),
                 data.len(),
@@ -1023,7 +1023,7 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode_any(&new).len();
     let (pm, pk) = kinds::shape(&new);
-    eprintln!(
+    note!(
         "{} m={} k={}: {} bytes (the full frame is {full} bytes{})",
         frame_type(&frame),
         pm,
@@ -1069,7 +1069,7 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
-    eprintln!(
+    note!(
         "applied: {} m={} k={} n={}, {} bytes written",
         f.kind().name(),
         pm,

@@ -10,6 +10,16 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` for status lines that ignores write errors: a status line
+/// that cannot be written (stderr closed, or `2>/dev/full`) must not turn
+/// a command that did its work into a panic with exit status 101.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod demo;
 mod files;
 mod filters;

@@ -155,7 +155,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         outln!("\n{}", comparison(&chosen, &standard));
     }
     if let Some(path) = &a.plot {
-        eprintln!("plot written to {}", path.display());
+        note!("plot written to {}", path.display());
     }
     Ok(())
 }
@@ -214,7 +214,7 @@ fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
     let e = plan::evaluate(a.n, m, k, a.delta_fraction)?;
     if let Some(path) = &a.plot {
         draw(path, &evaluate_figure(a.n, e.m, e.k, e.fpr))?;
-        eprintln!("plot written to {}", path.display());
+        note!("plot written to {}", path.display());
     }
     if a.json {
         let mut v = json!({

@@ -33,7 +33,7 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     };
     write_all(&a.output, &frame)?;
     let cb = d.cblock();
-    eprintln!(
+    note!(
         "imported Squid digest v{} (capacity {}, count {}, {} bits per entry, {} mask bytes, \
          {:.1}% of bits set): {} -> {} bytes",
         cb.version_current(),
@@ -77,7 +77,7 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
     };
     let out = d.to_squid_bytes();
     write_all(&a.output, &out)?;
-    eprintln!(
+    note!(
         "exported Squid digest: {} -> {} bytes ({} header + {} mask)",
         data.len(),
         out.len(),
