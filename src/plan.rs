@@ -88,7 +88,7 @@ impl Constraints {
         self
     }
 
-    fn validate(&self) -> Result<(), PlanError> {
+    pub(crate) fn validate(&self) -> Result<(), PlanError> {
         if self.max_m == 0 {
             return Err(invalid("max_m", 0.0, "at least 1 bit"));
         }
@@ -164,7 +164,13 @@ pub fn fpr_finite(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 0.0;
     }
-    (1.0 - zero_fraction(m, n, k)).powi(k as i32)
+    // 1 − a as −expm1(kn·ln(1 − 1/m)): `1.0 − a` rounds to 0 once
+    // kn/m < 2^−54 and would plan too sparse an m for a tiny target.
+    if m == 1 {
+        return 1.0;
+    }
+    let kn = f64::from(k) * n as f64;
+    (-(kn * (-1.0 / m as f64).ln_1p()).exp_m1()).powi(k as i32)
 }
 
 /// Expected fraction of zero bits, (1 − 1/m)^{kn}.
@@ -794,6 +800,7 @@ pub fn standard_delta_for_fpr(
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
     check_fraction(c)?;
+    cons.validate()?;
     let s = standard_for_fpr(n, target_fpr, cons.seed)?;
     Ok(make_plan(Kind::Delta(c), n, s.m, s.k, cons))
 }

@@ -223,3 +223,48 @@ fn the_default_expansion_limit_admits_every_plan() {
     assert!(worst > 3_800.0, "worst expansion {worst}");
     assert!(worst * 1.05 <= cap, "worst expansion {worst} vs cap {cap}");
 }
+
+/// Review findings of the tenth session, each a plan that broke its
+/// promise at an edge:
+/// * a target far below what m ≤ 2^56 can reach at k = 1 is infeasible
+///   (the finite rate rounded 1 − (1 − 1/m)^n to 0 and returned m ≈ 2^54
+///   with "fpr 0", whose true rate is about 5.6e-17 > 1e-17);
+/// * the scalable planners check their constraints (a confidence of 1
+///   gave a byte bound of 0 through NaN, and then any budget fitted);
+/// * the scalable size search treats a rate some layer cannot reach under
+///   the policy's bits per key as not fitting, instead of failing.
+#[test]
+fn plans_at_the_edges_keep_their_promises() {
+    use compressed_bloom::kinds::scalable::ScalablePolicy;
+    use compressed_bloom::plan::kinds::{plan_scalable, plan_scalable_for_size};
+    use compressed_bloom::plan::PlanError;
+    let k1 = Constraints {
+        max_k: 1,
+        ..Constraints::default()
+    };
+    match plan_for_fpr(1, 1e-17, &k1) {
+        Err(PlanError::Infeasible { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    // The finite rate of a very sparse filter is not 0: about kn/m.
+    let f = fpr_finite(1 << 54, 1, 1);
+    assert!((f * (1u64 << 54) as f64 - 1.0).abs() < 1e-9, "{f}");
+    let policy = ScalablePolicy::new(1000, 0.01);
+    let certain = Constraints {
+        confidence: 1.0,
+        ..Constraints::default()
+    };
+    assert!(matches!(
+        plan_scalable(10_000, &policy, &certain),
+        Err(PlanError::InvalidArgument { .. })
+    ));
+    assert!(plan_scalable_for_size(10_000, 0, &policy, &certain).is_err());
+    let tight = ScalablePolicy {
+        max_bits_per_key: 16.0,
+        ..policy
+    };
+    let (plan, fpr) =
+        plan_scalable_for_size(1000, 100_000, &tight, &Constraints::default()).unwrap();
+    assert!(plan.bound_bytes <= 100_000, "{}", plan.bound_bytes);
+    assert!(fpr > 0.0 && fpr < 0.5, "{fpr}");
+}

@@ -377,6 +377,7 @@ pub fn plan_scalable(
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
     use crate::kinds::scalable::MAX_LAYERS;
+    cons.validate()?;
     policy
         .validate()
         .map_err(|_| invalid("policy", policy.fpr, "a valid scalable policy"))?;
@@ -452,7 +453,14 @@ pub fn plan_scalable_for_size(
     }
     for _ in 0..40 {
         let mid = (lo + hi) / 2.0;
-        if at(mid.exp())?.bound_bytes <= budget_bytes {
+        // A rate the policy's bits per key cannot reach for some layer
+        // does not fit, as one over the budget does; other errors stop.
+        let fits = match at(mid.exp()) {
+            Ok(p) => p.bound_bytes <= budget_bytes,
+            Err(PlanError::Infeasible { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        if fits {
             hi = mid;
         } else {
             lo = mid;
