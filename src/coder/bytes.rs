@@ -102,9 +102,10 @@ impl Nibbles {
     }
 
     /// Writes the 4096-entry decode table into `buf[..4096]`, which must
-    /// hold [`TABLE_PAD`] more entries (the words past 4096 may change): for each 12-bit slot, the nibble's frequency,
-    /// the slot's rank within the nibble's range, the nibble as a low
-    /// nibble and as a high one, and the frequency again (see [`step`]).
+    /// hold [`TABLE_PAD`] more entries (the words past 4096 may change):
+    /// for each 12-bit slot, the nibble's frequency, the slot's rank within
+    /// the nibble's range, the nibble as a low nibble and as a high one,
+    /// and the frequency again (see [`step`]).
     /// 32 KiB, in L1. Separate 16-bit fields cost a load each instead of
     /// shifts and masks (587–593 against 523–532 MB/s for a packed u32 on
     /// the 17.5 MB filter).
@@ -121,11 +122,17 @@ impl Nibbles {
     #[inline(never)]
     #[allow(clippy::arithmetic_side_effects)]
     fn fill_table(&self, buf: &mut [u64]) {
-        let step: u64 = bytemuck::cast(Slot {
-            rank: 1,
-            ..Slot::default()
-        });
-        let firsts: [u64; 16] = core::array::from_fn(|v| {
+        let (firsts, step) = (self.firsts(), rank_step());
+        #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+        if super::bytes_simd::fill_table(&firsts, &self.freq, step, buf) {
+            return;
+        }
+        fill_ranges(&firsts, &self.freq, step, buf);
+    }
+
+    /// Each nibble's first table entry (rank 0), as u64s.
+    fn firsts(&self) -> [u64; 16] {
+        core::array::from_fn(|v| {
             let freq = self.freq.get(v).map_or(0, |&f| f as u16);
             bytemuck::cast(Slot {
                 freq,
@@ -134,13 +141,16 @@ impl Nibbles {
                 lo: v as u8,
                 hi: (v as u8) << 4,
             })
-        });
-        #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-        if super::bytes_simd::fill_table(&firsts, &self.freq, step, buf) {
-            return;
-        }
-        fill_ranges(&firsts, &self.freq, step, buf);
+        })
     }
+}
+
+/// What one more rank adds to a table entry, as a u64.
+fn rank_step() -> u64 {
+    bytemuck::cast(Slot {
+        rank: 1,
+        ..Slot::default()
+    })
 }
 
 /// The portable part of [`Nibbles::fill_table`]: nibble v's range of
@@ -804,9 +814,8 @@ mod tests {
             nib.fill_table(&mut buf);
             check(&table(&buf));
             let firsts: [u64; 16] = core::array::from_fn(|v| buf[nib.start[v] as usize]);
-            let step: u64 = bytemuck::cast(Slot { rank: 1, ..Slot::default() });
             let mut portable = vec![GARBAGE; NIB_SCALE as usize + TABLE_PAD];
-            fill_ranges(&firsts, &nib.freq, step, &mut portable);
+            fill_ranges(&firsts, &nib.freq, rank_step(), &mut portable);
             check(&table(&portable));
             for _ in 0..2 {
                 let t = table_for(&nib);
@@ -817,19 +826,14 @@ mod tests {
         // Every decoder, the portable ones too, fills its tables with the
         // machine's fill: across densities (255 steps and both extremes,
         // at four block sizes) it must equal the portable fill entry for
-        // entry, from the first entries of the definition.
-        let step: u64 = bytemuck::cast(Slot { rank: 1, ..Slot::default() });
+        // entry (the first loop checked the first entries against the
+        // definition).
         for bits in [1000u64, 70_000, 1 << 20, 1 << 24] {
             let steps = (1..256u64).map(|i| bits * i / 256);
             for ones in steps.chain([1, bits - 1]).filter(|&o| 0 < o && o < bits) {
                 let nib = Nibbles::build(bits, ones);
-                let firsts: [u64; 16] = core::array::from_fn(|v| {
-                    let f = nib.freq[v] as u16;
-                    let first = Slot { freq: f, rank: 0, freq2: f, lo: v as u8, hi: (v as u8) << 4 };
-                    bytemuck::cast(first)
-                });
                 let mut want = vec![GARBAGE; NIB_SCALE as usize + TABLE_PAD];
-                fill_ranges(&firsts, &nib.freq, step, &mut want);
+                fill_ranges(&nib.firsts(), &nib.freq, rank_step(), &mut want);
                 let mut got = vec![!GARBAGE; NIB_SCALE as usize + TABLE_PAD];
                 nib.fill_table(&mut got);
                 assert!(got[..NIB_SCALE as usize] == want[..NIB_SCALE as usize], "bits {bits} ones {ones}");

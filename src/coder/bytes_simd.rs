@@ -78,8 +78,8 @@ pub(crate) fn available() -> bool {
 /// last chunk may write up to 7 entries past it, which the next range, or
 /// the buffer's padding, takes. Returns false, having written nothing,
 /// when the machine lacks AVX-512, the frequencies do not sum to 4096, or
-/// `buf` is shorter than 4096 + 7 entries. At m = 10^4 the build was about a seventh of a decode with
-/// 16-byte stores.
+/// `buf` is shorter than 4096 + 7 entries. At m = 10^4 the build was
+/// about a seventh of a decode with 16-byte stores.
 ///
 /// Overflow: the frequencies sum to 4096, so `at` ≤ 4096 and a range's
 /// chunks end below 4096 + 8; a rank (below 4096) never carries out of

@@ -306,36 +306,71 @@ pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderErro
 /// returns each block stream's byte range. Every length is checked against
 /// the bytes that remain before any block is decoded.
 fn block_ranges(payload: &[u8], m: u64) -> Result<Vec<(usize, usize)>, CoderError> {
-    let blocks = block_count(m) as usize;
-    let mut offset = 0usize;
+    let mut bytes = payload.iter().copied();
+    let (lens, table) = parse_block_lengths(m, payload.len() as u64, || bytes.next())?;
+    // The lengths add up to the payload less the table (checked).
+    let mut at = table as usize;
+    Ok(lens
+        .iter()
+        .map(|&len| {
+            let start = at;
+            at = at.saturating_add(len as usize);
+            (start, at)
+        })
+        .collect())
+}
+
+/// Reads a type-1 block table for an m-bit array from `next`, which yields
+/// the payload's bytes in order (None: no more, or the caller's reader
+/// failed), never past the payload's `len` bytes: the length of every
+/// block (the last one's is what the others and the table leave) and the
+/// table's own length. The in-memory decoder and the streamed reader
+/// (`format::stream::read_frame`) share it, so they refuse a table with
+/// the same error at the same offset.
+pub(crate) fn parse_block_lengths(
+    m: u64,
+    len: u64,
+    mut next: impl FnMut() -> Option<u8>,
+) -> Result<(Vec<u64>, u64), CoderError> {
+    let blocks = block_count(m);
     // Every length but the last takes a byte: the capacity is bounded by the
     // input, not by m.
-    let cap = blocks.min(payload.len().saturating_add(1));
-    let mut ranges = Vec::with_capacity(cap);
-    let mut lens = Vec::with_capacity(cap);
+    let mut lens = Vec::with_capacity(blocks.min(len.saturating_add(1)) as usize);
+    let mut table = 0u64;
     for _ in 1..blocks {
-        let rest = payload.get(offset..).unwrap_or(&[]);
-        let (len, used) =
-            varint::get(rest).map_err(|reason| CoderError::BlockTable { offset, reason })?;
-        // used <= rest.len(): offset stays within the payload.
-        offset = offset.saturating_add(used);
-        lens.push(len);
+        // A varint's bytes up to its last, its tenth, or the payload's end;
+        // `varint::get` then says what is wrong with them, if anything.
+        let mut bytes = [0u8; 10];
+        let mut n = 0usize;
+        for slot in &mut bytes {
+            if table.saturating_add(n as u64) >= len {
+                break;
+            }
+            let Some(b) = next() else {
+                break;
+            };
+            *slot = b;
+            n = n.saturating_add(1);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let (l, used) = varint::get(bytes.get(..n).unwrap_or_default()).map_err(|reason| {
+            CoderError::BlockTable {
+                offset: table as usize,
+                reason,
+            }
+        })?;
+        table = table.saturating_add(used as u64);
+        lens.push(l);
     }
-    let mut at = offset;
-    for &len in &lens {
-        let end = usize::try_from(len)
-            .ok()
-            .and_then(|l| at.checked_add(l))
-            .filter(|&e| e <= payload.len())
-            .ok_or(CoderError::BlockTable {
-                offset,
-                reason: "block lengths exceed the payload",
-            })?;
-        ranges.push((at, end));
-        at = end;
-    }
-    ranges.push((at, payload.len()));
-    Ok(ranges)
+    let listed = lens.iter().fold(table, |a, &l| a.saturating_add(l));
+    let last = len.checked_sub(listed).ok_or(CoderError::BlockTable {
+        offset: table as usize,
+        reason: "block lengths exceed the payload",
+    })?;
+    lens.push(last);
+    Ok((lens, table))
 }
 
 /// A payload's block table, checked, from which any block can be decoded on

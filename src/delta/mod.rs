@@ -572,12 +572,7 @@ fn checked_decode(
     d: &DeltaHeader,
 ) -> Result<Decoded, DecodeError> {
     let h = &d.frame;
-    if h.params != *base.params() {
-        return Err(DecodeError::ParamsMismatch {
-            frame: h.params,
-            filter: *base.params(),
-        });
-    }
+    same_params(&h.params, base.params())?;
     if base_digest != d.base_digest {
         return Err(DecodeError::WrongBase {
             expected: d.base_digest,
@@ -786,12 +781,7 @@ pub fn apply_sparse(
 ) -> Result<(), DecodeError> {
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Sparse)?;
-    if d.frame.params != *base.params() {
-        return Err(DecodeError::ParamsMismatch {
-            frame: d.frame.params,
-            filter: *base.params(),
-        });
-    }
+    same_params(&d.frame.params, base.params())?;
     let actual = sparse::digest(base);
     if actual != d.base_digest {
         return Err(DecodeError::WrongBase {
@@ -829,6 +819,17 @@ pub fn encode_delta_scalable(
     Ok(format::frame_bytes(&p, new.len(), &fields, &payload))
 }
 
+/// A delta's parameters against its base's: `ParamsMismatch` unless equal.
+fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Result<(), DecodeError> {
+    if frame != base {
+        return Err(DecodeError::ParamsMismatch {
+            frame: *frame,
+            filter: *base,
+        });
+    }
+    Ok(())
+}
+
 /// Applies a scalable filter's delta (type 2, kind 3) to `base`: checks
 /// the base's digest, XORs each old layer's change, adds the new layers,
 /// and checks the result's digest before replacing `base`; on any error
@@ -860,17 +861,8 @@ pub fn apply_scalable(
     // The new layers are allocated as they are decoded, within the
     // header's m less the base's bits (`scalable::apply_delta_payload`):
     // held to the expansion limit as a full frame's output is.
-    if let Some(ratio) = limits.max_expansion {
-        let frame_len = h.frame_len();
-        let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
-        if added > frame_len.saturating_mul(ratio) {
-            return Err(DecodeError::LimitExceeded {
-                what: "expansion (output bytes per frame byte)",
-                requested: added.div_ceil(frame_len.max(1)),
-                limit: ratio,
-            });
-        }
-    }
+    let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
+    format::header::check_expansion(limits, added, h.frame_len())?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let declared = crate::format::any::scalable_declared(h);
@@ -929,12 +921,7 @@ pub fn apply_counting(
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Counting)?;
     let h = &d.frame;
-    if h.params != *base.params() {
-        return Err(DecodeError::ParamsMismatch {
-            frame: h.params,
-            filter: *base.params(),
-        });
-    }
+    same_params(&h.params, base.params())?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let result = counting::apply_delta_payload(base, payload, h.n)
@@ -999,12 +986,7 @@ pub fn apply(
     // hashing the base: a bad frame costs no pass over m.
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Standard)?;
-    if d.frame.params != *base.params() {
-        return Err(DecodeError::ParamsMismatch {
-            frame: d.frame.params,
-            filter: *base.params(),
-        });
-    }
+    same_params(&d.frame.params, base.params())?;
     let base_digest = digest(base);
     apply_checked(base, base_digest, data, &d).map(|_| ())
 }

@@ -653,18 +653,30 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     }
     // A delta writes into memory the size of the base the receiver already
     // holds, so only full frames are held to the expansion limit.
-    if let (Some(ratio), false) = (limits.max_expansion, filter_type.is_delta()) {
-        let allowed = frame_len.saturating_mul(ratio);
-        let output = kind.decoded_bytes(&params, payload_len);
-        if output > allowed {
-            return Err(DecodeError::LimitExceeded {
-                what: "expansion (output bytes per frame byte)",
-                requested: output.div_ceil(frame_len),
-                limit: ratio,
-            });
-        }
+    if !filter_type.is_delta() {
+        check_expansion(limits, kind.decoded_bytes(&params, payload_len), frame_len)?;
     }
     Ok(header)
+}
+
+/// The receiver's expansion limit: `output` bytes from a frame of
+/// `frame_len` bytes are refused when output > max_expansion · frame_len
+/// (compared exactly in integers; a product past 2^64 passes).
+pub(crate) fn check_expansion(
+    limits: &DecodeLimits,
+    output: u64,
+    frame_len: u64,
+) -> Result<(), DecodeError> {
+    match limits.max_expansion {
+        Some(ratio) if output > frame_len.saturating_mul(ratio) => {
+            Err(DecodeError::LimitExceeded {
+                what: "expansion (output bytes per frame byte)",
+                requested: output.div_ceil(frame_len.max(1)),
+                limit: ratio,
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The payload-length rules of docs/FORMAT.md section 2.3, step 4, for a

@@ -40,8 +40,9 @@ use thiserror::Error;
 /// Bytes of working memory [`read_frame`] uses beyond the filter and 8
 /// bytes per coder block, for type-1 frames whose blocks code to at most
 /// a raw block plus 64 KiB (a Bloom filter's array, close to random, codes
-/// well below that; a contrived array can code a block larger, and then its stream, read as
-/// it arrives and never past the payload, is what is held): one block's
+/// well below that; a contrived array can code a block larger, and then
+/// its stream, read as it arrives and never past the payload, is what is
+/// held): one block's
 /// coded stream, the coder's 32 KiB table, a 64 KiB I/O buffer and the
 /// header: 2.5 MiB with room to spare. The filter itself is allocated as
 /// the header declares it (within the limits) before the payload is read.
@@ -201,19 +202,40 @@ impl<R: Read> CrcReader<R> {
         Ok(())
     }
 
-    /// Reads `len` bytes into `buf` (replacing what it held), growing it
-    /// [`CHUNK`] bytes at a time as they arrive: a declared length that the
-    /// input does not hold costs no more memory than the input did.
+    /// Runs `parse` over the reader's next bytes, one at a time, as a
+    /// table parser takes them. The reader's own failure ends the bytes
+    /// (`None`, as the payload's end would) and is returned as itself,
+    /// before whatever `parse` made of the shortened input.
+    fn parse_bytes<T>(
+        &mut self,
+        parse: impl FnOnce(&mut dyn FnMut() -> Option<u8>) -> T,
+    ) -> io::Result<T> {
+        let mut io_error = None;
+        let parsed = parse(&mut || {
+            let mut b = [0u8; 1];
+            match self.take(&mut b) {
+                Ok(()) => Some(b[0]),
+                Err(e) => {
+                    io_error = Some(e);
+                    None
+                }
+            }
+        });
+        io_error.map_or(Ok(parsed), Err)
+    }
+
+    /// Reads `len` bytes into `buf` (replacing what it held), which grows
+    /// as they arrive (`Read::read_to_end`, which does not zero the
+    /// capacity it reuses): a declared length that the input does not hold
+    /// costs no more memory than the input did.
     fn take_vec(&mut self, buf: &mut Vec<u8>, len: u64) -> io::Result<()> {
         buf.clear();
-        let mut left = len;
-        while left > 0 {
-            let n = left.min(CHUNK as u64) as usize;
-            let at = buf.len();
-            buf.resize(at.saturating_add(n), 0);
-            self.take(buf.get_mut(at..).unwrap_or_default())?;
-            left = left.saturating_sub(n as u64);
+        let got = (&mut self.inner).take(len).read_to_end(buf)?;
+        if got as u64 != len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
         }
+        self.crc = crc32c::crc32c_append(self.crc, buf);
+        self.read = self.read.saturating_add(len);
         Ok(())
     }
 }
@@ -235,23 +257,9 @@ fn read_static<R: Read>(
         source,
     };
     let len = usize::try_from(h.payload_len).unwrap_or(usize::MAX);
-    // The reader's own failure ends the table like the payload's end; it
-    // is reported as itself.
-    let mut io_error = None;
-    let table = parse_table(h.params.m, len, || {
-        let mut b = [0u8; 1];
-        match src.take(&mut b) {
-            Ok(()) => Some(b[0]),
-            Err(e) => {
-                io_error = Some(e);
-                None
-            }
-        }
-    });
-    if let Some(e) = io_error {
-        return Err(e.into());
-    }
-    let entries = table.map_err(payload)?;
+    let entries = src
+        .parse_bytes(|next| parse_table(h.params.m, len, next))?
+        .map_err(payload)?;
     let mut stream = Vec::new();
     let mut w0 = 0usize;
     for (i, entry) in (0u64..).zip(&entries) {
@@ -325,44 +333,14 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
             }
         }
         FilterType::Coded => {
-            let blocks = coder::block_count(m);
-            let mut lens = Vec::with_capacity(blocks.min(1 << 16) as usize);
-            let table_error = |offset: u64, reason| DecodeError::Payload {
+            // One parser with the in-memory decoder: the same errors at
+            // the same offsets, and never a byte past the payload.
+            let payload_len = h.payload_len;
+            let parsed = src.parse_bytes(|next| coder::parse_block_lengths(m, payload_len, next))?;
+            let (lens, table) = parsed.map_err(|source| DecodeError::Payload {
                 offset: h.header_len,
-                source: coder::CoderError::BlockTable {
-                    offset: offset as usize,
-                    reason,
-                },
-            };
-            // The table's varints, never read past the payload, with the
-            // in-memory decoder's errors (`coder::decode`'s block table).
-            let mut table = 0u64;
-            for _ in 1..blocks {
-                let mut bytes = [0u8; 10];
-                let mut n = 0usize;
-                for slot in &mut bytes {
-                    if table.saturating_add(n as u64) >= h.payload_len {
-                        break;
-                    }
-                    let mut b = [0u8; 1];
-                    src.take(&mut b)?;
-                    *slot = b[0];
-                    n = n.saturating_add(1);
-                    if b[0] & 0x80 == 0 {
-                        break;
-                    }
-                }
-                let (len, used) = varint::get(bytes.get(..n).unwrap_or_default())
-                    .map_err(|reason| table_error(table, reason))?;
-                table = table.saturating_add(used as u64);
-                lens.push(len);
-            }
-            let listed = lens.iter().fold(table, |a, &l| a.saturating_add(l));
-            let last = h
-                .payload_len
-                .checked_sub(listed)
-                .ok_or(table_error(table, "block lengths exceed the payload"))?;
-            lens.push(last);
+                source,
+            })?;
             let mut stream = Vec::new();
             let mut offset = table as usize;
             for ((w0, bits), len) in coder::block_spans(m).zip(lens) {
