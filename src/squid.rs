@@ -295,7 +295,7 @@ impl CBlock {
         self.0[21]
     }
 
-    fn set_i32(&mut self, at: usize, v: i32) {
+    pub(crate) fn set_i32(&mut self, at: usize, v: i32) {
         if let Some(dst) = self.0.get_mut(at..at.saturating_add(4)) {
             dst.copy_from_slice(&v.to_be_bytes());
         }
@@ -482,22 +482,10 @@ impl SquidDigest {
         self.filter.contains(&store_key(method, url))
     }
 
-    /// Applies a delta frame (plain or conditional) to the mask, checked as
-    /// [`crate::delta::apply`] checks it; the header's `count` becomes the
-    /// delta's declared n (clamped to Squid's 32-bit field). On error
-    /// nothing changes.
-    ///
-    /// # Errors
-    /// Any [`crate::DecodeError`] of the delta.
-    pub fn apply_delta(
-        &mut self,
-        frame: &[u8],
-        limits: &DecodeLimits,
-    ) -> Result<(), crate::DecodeError> {
-        crate::delta::apply(&mut self.filter, frame, limits)?;
-        let count = i32::try_from(self.filter.len()).unwrap_or(i32::MAX);
-        self.cblock.set_i32(8, count);
-        Ok(())
+    /// The mask and the header, for the delta path (`delta::squid`), which
+    /// changes both together.
+    pub(crate) fn parts_mut(&mut self) -> (&mut BloomFilter, &mut CBlock) {
+        (&mut self.filter, &mut self.cblock)
     }
 
     /// The share of mask bits set; Squid stops using a peer's digest above

@@ -11,6 +11,8 @@ use crate::hash::{HashScheme, KeyHash};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use thiserror::Error;
+mod digest;
+pub(crate) use digest::Digester;
 
 pub use crate::wire::limits::{MAX_K, MAX_M};
 

@@ -251,14 +251,20 @@ fn decode_counting_payload(
     h: &FrameHeader,
     payload: &[u8],
 ) -> Result<CountingBloomFilter, DecodeError> {
-    match h.filter_type {
+    let decoded = match h.filter_type {
         FilterType::Raw => counting::decode_raw(payload, h.params, h.n),
         FilterType::Coded => counting::decode_coded(payload, h.params, h.n, h.header_len),
-        found => Err(DecodeError::WrongFrameType {
-            found,
-            expected: "a full (raw or coded)",
-        }),
-    }
+        found => {
+            return Err(DecodeError::WrongFrameType {
+                found,
+                expected: "a full (raw or coded)",
+            })
+        }
+    };
+    decoded.map_err(|e| match e {
+        counting::PayloadError::NoMemory(e) => e.into(),
+        counting::PayloadError::At { offset, source } => DecodeError::Counting { offset, source },
+    })
 }
 
 /// Encodes a Squid digest: its mask, coded or raw (whichever is smaller),

@@ -17,7 +17,7 @@ use crate::prelude::*;
 use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
 use crate::coder::{self, range};
 use crate::counting::{CountingBloomFilter, MAX_COUNT};
-use crate::filter::{ones_of, words_from_le_bytes, zeroed_words, BloomFilter, FilterParams};
+use crate::filter::{ones_of, words_from_le_bytes, zeroed_words, BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
 use thiserror::Error;
 
@@ -88,19 +88,41 @@ pub fn coded_payload(f: &CountingBloomFilter) -> Vec<u8> {
     out
 }
 
+/// Why a counting payload did not decode: no memory for the counters, or
+/// a malformed part at a frame offset. `format` reports the first as the
+/// filter's error and the second as `DecodeError::Counting`.
+#[derive(Debug)]
+pub(crate) enum PayloadError {
+    /// The counters could not be allocated.
+    NoMemory(FilterError),
+    /// A malformed part.
+    At {
+        /// Frame offset of the part.
+        offset: usize,
+        /// What was wrong.
+        source: CountingError,
+    },
+}
+
+impl From<FilterError> for PayloadError {
+    fn from(e: FilterError) -> Self {
+        PayloadError::NoMemory(e)
+    }
+}
+
 /// Decodes a raw payload of ⌈m/2⌉ bytes (its length was checked).
 ///
 /// # Errors
 /// A non-zero padding nibble, or no memory.
-pub fn decode_raw(
+pub(crate) fn decode_raw(
     payload: &[u8],
     params: FilterParams,
     n: u64,
-) -> Result<CountingBloomFilter, crate::DecodeError> {
+) -> Result<CountingBloomFilter, PayloadError> {
     let mut words = zeroed_words(crate::filter::units_for(params.m, 16))?;
     words_from_le_bytes(&mut words, payload);
     if !nibble_padding_clear(params.m, &words) {
-        return Err(crate::DecodeError::Counting {
+        return Err(PayloadError::At {
             offset: 0,
             source: CountingError::Padding,
         });
@@ -143,14 +165,14 @@ fn set_counter(counters: &mut [u64], i: u64, v: u64) {
 /// error messages.
 ///
 /// # Errors
-/// Any malformed part, as [`crate::DecodeError::Counting`].
-pub fn decode_coded(
+/// Any malformed part, with its frame offset.
+pub(crate) fn decode_coded(
     payload: &[u8],
     params: FilterParams,
     n: u64,
     offset: usize,
-) -> Result<CountingBloomFilter, crate::DecodeError> {
-    let err = |source| crate::DecodeError::Counting { offset, source };
+) -> Result<CountingBloomFilter, PayloadError> {
+    let err = |source| PayloadError::At { offset, source };
     let (map, end) = read_bits(payload, params.m).map_err(|e| err(e.into()))?;
     let mut counters = zeroed_words(crate::filter::units_for(params.m, 16))?;
     set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)

@@ -22,6 +22,20 @@ use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
 use thiserror::Error;
 
+/// Chooses each layer's shape as a scalable filter grows. The kind knows
+/// when a layer opens and what capacity and rate the policy gives it; the
+/// m and k that reach that rate come from a planner above it
+/// (the planner's `plan::CompressedLayers` sizes each layer for its
+/// compressed size).
+pub trait LayerPlanner {
+    /// The m and k of layer `i` of a filter with `policy`: sized for
+    /// `policy.capacity(i)` keys at the policy's rate for layer `i`.
+    ///
+    /// # Errors
+    /// [`ScalableError::Layer`] when no such layer can be planned.
+    fn layer(&self, policy: &ScalablePolicy, i: u32) -> Result<(u64, u32), ScalableError>;
+}
+
 /// Most layers a scalable filter may have (a frame with more is refused).
 pub const MAX_LAYERS: u64 = 64;
 
@@ -162,32 +176,23 @@ pub fn layer_seed(seed: u64, i: u64) -> u64 {
 }
 
 impl ScalableBloomFilter {
-    /// An empty filter with its first layer open.
+    /// An empty filter with its first layer open, each layer's m and k
+    /// chosen by `planner`.
     ///
     /// # Errors
     /// A policy out of range, or a first layer that cannot be planned.
-    ///
-    /// # Examples
-    /// ```
-    /// use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
-    /// let mut f = ScalableBloomFilter::new(ScalablePolicy::new(1_000, 0.01), 7)?;
-    /// for i in 0..10_000u32 {
-    ///     f.insert(&i.to_le_bytes());
-    /// }
-    /// assert!(f.layers().len() >= 4);
-    /// assert!(f.contains(&5u32.to_le_bytes()));
-    /// assert!(f.formula_fpr() < 0.01);
-    /// # Ok::<(), compressed_bloom::kinds::scalable::ScalableError>(())
-    /// ```
-    #[cfg(feature = "std")]
-    pub fn new(policy: ScalablePolicy, seed: u64) -> Result<Self, ScalableError> {
+    pub fn with_planner<P: LayerPlanner + ?Sized>(
+        policy: ScalablePolicy,
+        seed: u64,
+        planner: &P,
+    ) -> Result<Self, ScalableError> {
         policy.validate()?;
         let mut f = ScalableBloomFilter {
             seed,
             policy,
             layers: Vec::new(),
         };
-        f.open_layer()?;
+        f.open_layer(planner)?;
         Ok(f)
     }
 
@@ -223,19 +228,16 @@ impl ScalableBloomFilter {
         })
     }
 
-    #[cfg(feature = "std")]
-    fn open_layer(&mut self) -> Result<(), ScalableError> {
+    fn open_layer<P: LayerPlanner + ?Sized>(&mut self, planner: &P) -> Result<(), ScalableError> {
         let i = self.layers.len() as u64;
         let err = |reason: String| ScalableError::Layer { layer: i, reason };
         if i >= MAX_LAYERS {
             return Err(err("no more than 64 layers".into()));
         }
+        // i < 64, so the index fits a u32.
         let cap = self.policy.capacity(i as u32);
-        let cons = crate::plan::Constraints::default()
-            .with_max_bits_per_key(self.policy.max_bits_per_key, cap);
-        let p = crate::plan::plan_for_fpr(cap, self.policy.layer_fpr(i as u32), &cons)
-            .map_err(|e| err(e.to_string()))?;
-        let params = FilterParams::new(p.m, p.k, layer_seed(self.seed, i));
+        let (m, k) = planner.layer(&self.policy, i as u32)?;
+        let params = FilterParams::new(m, k, layer_seed(self.seed, i));
         let filter = BloomFilter::new(params).map_err(|e| err(e.to_string()))?;
         self.layers.push(Layer {
             filter,
@@ -244,15 +246,19 @@ impl ScalableBloomFilter {
         Ok(())
     }
 
-    /// Inserts a key into the newest layer, opening a new one first if the
-    /// newest holds its capacity. A key already present is not inserted
-    /// again (so repeated keys do not fill layers).
+    /// Inserts a key into the newest layer, opening a new one first (its m
+    /// and k chosen by `planner`) if the newest holds its capacity. A key
+    /// already present is not inserted again (so repeated keys do not fill
+    /// layers).
     ///
     /// # Errors
     /// A new layer was needed and could not be planned (64 layers, or no
     /// memory); the key is then not inserted.
-    #[cfg(feature = "std")]
-    pub fn try_insert(&mut self, key: &[u8]) -> Result<(), ScalableError> {
+    pub fn try_insert_with<P: LayerPlanner + ?Sized>(
+        &mut self,
+        key: &[u8],
+        planner: &P,
+    ) -> Result<(), ScalableError> {
         if self.contains(key) {
             return Ok(());
         }
@@ -261,7 +267,7 @@ impl ScalableBloomFilter {
             .last()
             .is_none_or(|l| l.filter.len() >= l.capacity)
         {
-            self.open_layer()?;
+            self.open_layer(planner)?;
         }
         if let Some(l) = self.layers.last_mut() {
             l.filter.insert(key);
@@ -269,14 +275,13 @@ impl ScalableBloomFilter {
         Ok(())
     }
 
-    /// [`try_insert`](Self::try_insert), ignoring a failure to open the
-    /// next layer (a 65th, or one whose tightened rate the policy's
-    /// `max_bits_per_key` cannot reach): the key then goes into the full
-    /// newest layer, which fills past its capacity, and the module's bound
-    /// Σ f_i < fpr no longer holds. Use `try_insert` to see the failure.
-    #[cfg(feature = "std")]
-    pub fn insert(&mut self, key: &[u8]) {
-        if self.try_insert(key).is_err() {
+    /// [`try_insert_with`](Self::try_insert_with), ignoring a failure to
+    /// open the next layer (a 65th, or one whose tightened rate the
+    /// policy's `max_bits_per_key` cannot reach): the key then goes into
+    /// the full newest layer, which fills past its capacity, and the
+    /// module's bound Σ f_i < fpr no longer holds.
+    pub fn insert_with<P: LayerPlanner + ?Sized>(&mut self, key: &[u8], planner: &P) {
+        if self.try_insert_with(key, planner).is_err() {
             if let Some(l) = self.layers.last_mut() {
                 l.filter.insert(key);
             }
@@ -334,23 +339,12 @@ impl ScalableBloomFilter {
             .fold(0u64, |a, l| a.saturating_add(l.filter.count_ones()))
     }
 
-    /// The false-positive rate from the layers' fills:
-    /// 1 − Π (1 − fill_i^k_i).
-    #[cfg(feature = "std")]
-    pub fn formula_fpr(&self) -> f64 {
-        1.0 - self
-            .layers
-            .iter()
-            .map(|l| 1.0 - l.filter.expected_fpr())
-            .product::<f64>()
-    }
-
     /// The content digest (docs/FORMAT.md section 8.3): XXH3-64 (seed 0)
-    /// of the layers' [`crate::delta::digest`]s, each as u64 LE, in order.
+    /// of the layers' [`BloomFilter::digest`]s, each as u64 LE, in order.
     pub fn digest(&self) -> u64 {
         let mut bytes = Vec::with_capacity(self.layers.len().saturating_mul(8));
         for l in &self.layers {
-            bytes.extend_from_slice(&crate::delta::digest(&l.filter).to_le_bytes());
+            bytes.extend_from_slice(&l.filter.digest().to_le_bytes());
         }
         xxhash_rust::xxh3::xxh3_64(&bytes)
     }

@@ -25,7 +25,9 @@ use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
 
 pub mod kinds;
+mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
+pub use scalable::CompressedLayers;
 use std::f64::consts::LN_2;
 use thiserror::Error;
 

@@ -1,0 +1,23 @@
+//! A Squid digest's delta: a delta of its mask (a standard filter with
+//! Squid's hashing) through the common delta path, with the header's
+//! `count` following the delta's declared n.
+
+use crate::format::{DecodeError, DecodeLimits};
+use crate::squid::SquidDigest;
+
+impl SquidDigest {
+    /// Applies a delta frame (plain or conditional) to the mask, checked as
+    /// [`super::apply`] checks it; the header's `count` becomes the
+    /// delta's declared n (clamped to Squid's 32-bit field). On error
+    /// nothing changes.
+    ///
+    /// # Errors
+    /// Any [`DecodeError`] of the delta.
+    pub fn apply_delta(&mut self, frame: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
+        let (filter, cblock) = self.parts_mut();
+        super::apply(filter, frame, limits)?;
+        let count = i32::try_from(filter.len()).unwrap_or(i32::MAX);
+        cblock.set_i32(8, count);
+        Ok(())
+    }
+}
