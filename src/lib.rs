@@ -90,7 +90,7 @@ mod prelude {
     pub(crate) use alloc::vec::Vec;
 }
 
-decoding_modules!(coder, delta, format, kinds, squid, wire);
+decoding_modules!(coder, delta, format, kind, kinds, squid, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;
@@ -110,10 +110,11 @@ pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
     decode, decode_any, decode_from_buf, decode_with_limits, encode, encode_any, encode_as,
     encode_into, encode_static, encode_to_buf, encode_with_identity, inspect, max_encoded_len,
-    AnyFilter, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader,
+    AnyFilter, Coding, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader,
     UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
+pub use kind::Kind;
 #[cfg(feature = "std")]
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 

@@ -23,6 +23,7 @@ LAYERS = [
     ["kinds", "counting", "squid"],
     ["format"],
     ["delta"],
+    ["kind"],
     ["plan"],
     ["sync"],
     ["serde_impl", "tokio_codec"],

@@ -683,11 +683,28 @@ pub fn apply_partitioned(
 ) -> Result<(), DecodeError> {
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Partitioned)?;
+    same_params(&d.frame.params, base.params())?;
+    let held = digest(base.bits());
+    apply_partitioned_checked(base, held, data, &d).map(|_| ())
+}
+
+/// [`apply_partitioned`] for a receiver that holds `base`'s digest: a
+/// delta for another base is refused before `base` is read or copied.
+/// Returns the result's digest. Memory: a copy of the base's bits, made
+/// once the base is known to be the right one.
+pub(crate) fn apply_partitioned_checked(
+    base: &mut PartitionedBloomFilter,
+    held: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+) -> Result<u64, DecodeError> {
+    expect_kind(d, FilterKind::Partitioned)?;
+    same_params(&d.frame.params, base.params())?;
+    crate::kind::check_base(d, held)?;
     let mut bits = base.bits().clone();
-    let digest = digest(&bits);
-    apply_checked_kind(&mut bits, digest, data, &d, FilterKind::Partitioned)?;
+    let got = apply_checked_kind(&mut bits, held, data, d, FilterKind::Partitioned)?;
     *base = PartitionedBloomFilter::from_bits(bits)?;
-    Ok(())
+    Ok(got)
 }
 
 /// Encodes the delta that turns the sparse filter `old` into `new` (type 2
@@ -735,14 +752,23 @@ pub fn apply_sparse(
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Sparse)?;
     same_params(&d.frame.params, base.params())?;
-    let actual = sparse::digest(base);
-    if actual != d.base_digest {
-        return Err(DecodeError::WrongBase {
-            expected: d.base_digest,
-            actual,
-        });
-    }
-    let changes = sparse_changes(data, &d)?;
+    let held = sparse::digest(base);
+    apply_sparse_checked(base, held, data, &d).map(|_| ())
+}
+
+/// [`apply_sparse`] for a receiver that holds `base`'s digest: a delta
+/// for another base is refused before `base` is read. Returns the
+/// result's digest.
+pub(crate) fn apply_sparse_checked(
+    base: &mut SparseFilter,
+    held: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+) -> Result<u64, DecodeError> {
+    expect_kind(d, FilterKind::Sparse)?;
+    same_params(&d.frame.params, base.params())?;
+    crate::kind::check_base(d, held)?;
+    let changes = sparse_changes(data, d)?;
     let result = sparse::apply_changes(base, &changes, d.frame.n)?;
     let got = sparse::digest(&result);
     if got != d.result_digest {
@@ -752,7 +778,7 @@ pub fn apply_sparse(
         });
     }
     *base = result;
-    Ok(())
+    Ok(got)
 }
 
 /// Encodes the delta that turns the scalable filter `old` into `new` (type
@@ -804,13 +830,36 @@ pub fn apply_scalable(
 ) -> Result<(), DecodeError> {
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Scalable)?;
-    let h = &d.frame;
-    if h.params.seed != base.seed() {
+    scalable_seed(&d, base)?;
+    let held = base.digest();
+    apply_scalable_checked(base, held, data, &d, limits).map(|_| ())
+}
+
+/// A scalable delta's seed against its base's: `ParamsMismatch` unless equal.
+fn scalable_seed(d: &DeltaHeader, base: &ScalableBloomFilter) -> Result<(), DecodeError> {
+    if d.frame.params.seed != base.seed() {
         return Err(DecodeError::ParamsMismatch {
-            frame: h.params,
+            frame: d.frame.params,
             filter: crate::format::any::scalable_params(base),
         });
     }
+    Ok(())
+}
+
+/// [`apply_scalable`] for a receiver that holds `base`'s digest: a delta
+/// for another base is refused before `base` is read. Returns the
+/// result's digest.
+pub(crate) fn apply_scalable_checked(
+    base: &mut ScalableBloomFilter,
+    held: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+    limits: &DecodeLimits,
+) -> Result<u64, DecodeError> {
+    expect_kind(d, FilterKind::Scalable)?;
+    scalable_seed(d, base)?;
+    crate::kind::check_base(d, held)?;
+    let h = &d.frame;
     // The new layers are allocated as they are decoded, within the
     // header's m less the base's bits (`scalable::apply_delta_payload`):
     // held to the expansion limit as a full frame's output is.
@@ -819,8 +868,9 @@ pub fn apply_scalable(
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let declared = crate::format::any::scalable_declared(h);
-    scalable::apply_delta_payload(base, payload, &declared)
-        .map_err(|e| kind_delta_error(e, |source| DecodeError::Scalable { offset: at, source }))
+    scalable::apply_delta_payload(base, payload, &declared, Some(held))
+        .map_err(|e| kind_delta_error(e, |source| DecodeError::Scalable { offset: at, source }))?;
+    Ok(d.result_digest)
 }
 
 /// A kind's delta error as a [`DecodeError`]: the digest mismatches as for
@@ -873,14 +923,30 @@ pub fn apply_counting(
 ) -> Result<(), DecodeError> {
     let d = inspect_delta(data, limits)?;
     expect_kind(&d, FilterKind::Counting)?;
+    same_params(&d.frame.params, base.params())?;
+    let held = counting::digest(base);
+    apply_counting_checked(base, held, data, &d).map(|_| ())
+}
+
+/// [`apply_counting`] for a receiver that holds `base`'s digest: a delta
+/// for another base is refused before `base` is read or copied. Returns
+/// the result's digest.
+pub(crate) fn apply_counting_checked(
+    base: &mut CountingBloomFilter,
+    held: u64,
+    data: &[u8],
+    d: &DeltaHeader,
+) -> Result<u64, DecodeError> {
+    expect_kind(d, FilterKind::Counting)?;
     let h = &d.frame;
     same_params(&h.params, base.params())?;
+    crate::kind::check_base(d, held)?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let result = counting::apply_delta_payload(base, payload, h.n)
+    let result = counting::apply_delta_payload(base, payload, h.n, Some(held))
         .map_err(|e| kind_delta_error(e, |source| DecodeError::Counting { offset: at, source }))?;
     *base = result;
-    Ok(())
+    Ok(d.result_digest)
 }
 
 /// Decodes a delta frame to its XOR bit array (as a filter with the frame's
@@ -1038,41 +1104,4 @@ fn apply_checked_kind(
     }
     *base = BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words);
     Ok(got)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::filter::with_le_bytes_copied;
-    use crate::FilterParams;
-
-    /// Hashing the words in place and by way of a little-endian copy give
-    /// the same digest, in any chunking, when ⌈m/8⌉ ends inside the last
-    /// word (bytes past it are not hashed) and when it ends on a word.
-    #[test]
-    fn digest_in_place_equals_digest_of_the_copy() {
-        for m in [1u64, 8, 63, 64, 65, 4095, 4096 * 8 + 24, 100_003] {
-            let p = FilterParams::new(m, 3, 9);
-            let mut f = BloomFilter::new(p).unwrap();
-            for i in 0..m / 7 {
-                f.insert(&i.to_le_bytes());
-            }
-            let words = f.as_words();
-            for step in [1usize, 5, Digester::CHUNK_WORDS, usize::MAX] {
-                let (mut a, mut b) = (Digester::new(&p), Digester::new(&p));
-                for chunk in words.chunks(step.min(words.len().max(1))) {
-                    a.update(chunk);
-                    // The copying path, as a big-endian machine takes it.
-                    let len = (chunk.len() * 8).min(b.left);
-                    let _ = with_le_bytes_copied(chunk, len, |bytes| {
-                        b.h.update(bytes);
-                        b.left -= bytes.len();
-                        Ok::<(), ()>(())
-                    });
-                }
-                assert_eq!(a.finish(), b.finish(), "m={m} step={step}");
-                assert_eq!(a.finish(), digest(&f), "m={m} step={step}");
-            }
-        }
-    }
 }

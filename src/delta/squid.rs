@@ -2,6 +2,7 @@
 //! Squid's hashing) through the common delta path, with the header's
 //! `count` following the delta's declared n.
 
+use super::DeltaHeader;
 use crate::format::{DecodeError, DecodeLimits};
 use crate::squid::SquidDigest;
 
@@ -19,5 +20,21 @@ impl SquidDigest {
         let count = i32::try_from(filter.len()).unwrap_or(i32::MAX);
         cblock.set_i32(8, count);
         Ok(())
+    }
+
+    /// [`SquidDigest::apply_delta`] for a receiver that holds the mask's
+    /// digest: a delta for another base is refused before the mask is
+    /// read. Returns the result's digest.
+    pub(crate) fn apply_delta_checked(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+    ) -> Result<u64, DecodeError> {
+        let (filter, cblock) = self.parts_mut();
+        let got = super::apply_checked(filter, held, frame, d)?;
+        let count = i32::try_from(filter.len()).unwrap_or(i32::MAX);
+        cblock.set_i32(8, count);
+        Ok(got)
     }
 }

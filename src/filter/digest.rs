@@ -64,3 +64,39 @@ impl Digester {
         self.h.digest()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::with_le_bytes_copied;
+    use super::*;
+
+    /// Hashing the words in place and by way of a little-endian copy give
+    /// the same digest, in any chunking, when ⌈m/8⌉ ends inside the last
+    /// word (bytes past it are not hashed) and when it ends on a word.
+    #[test]
+    fn digest_in_place_equals_digest_of_the_copy() {
+        for m in [1u64, 8, 63, 64, 65, 4095, 4096 * 8 + 24, 100_003] {
+            let p = FilterParams::new(m, 3, 9);
+            let mut f = BloomFilter::new(p).unwrap();
+            for i in 0..m / 7 {
+                f.insert(&i.to_le_bytes());
+            }
+            let words = f.as_words();
+            for step in [1usize, 5, Digester::CHUNK_WORDS, usize::MAX] {
+                let (mut a, mut b) = (Digester::new(&p), Digester::new(&p));
+                for chunk in words.chunks(step.min(words.len().max(1))) {
+                    a.update(chunk);
+                    // The copying path, as a big-endian machine takes it.
+                    let len = (chunk.len() * 8).min(b.left);
+                    let _ = with_le_bytes_copied(chunk, len, |bytes| {
+                        b.h.update(bytes);
+                        b.left -= bytes.len();
+                        Ok::<(), ()>(())
+                    });
+                }
+                assert_eq!(a.finish(), b.finish(), "m={m} step={step}");
+                assert_eq!(a.finish(), f.digest(), "m={m} step={step}");
+            }
+        }
+    }
+}

@@ -211,7 +211,7 @@ pub(crate) fn scalable_declared(h: &FrameHeader) -> scalable::Declared {
     }
 }
 
-fn decode_scalable_payload(
+pub(crate) fn decode_scalable_payload(
     h: &FrameHeader,
     payload: &[u8],
 ) -> Result<ScalableBloomFilter, DecodeError> {
@@ -247,7 +247,7 @@ pub fn decode_counting(
     decode_counting_payload(&h, payload)
 }
 
-fn decode_counting_payload(
+pub(crate) fn decode_counting_payload(
     h: &FrameHeader,
     payload: &[u8],
 ) -> Result<CountingBloomFilter, DecodeError> {
@@ -276,7 +276,7 @@ pub fn encode_squid(d: &SquidDigest) -> Vec<u8> {
         FilterKind::Standard,
         None,
         Some(*d.cblock().as_bytes()),
-        FilterType::Coded,
+        super::Coding::Auto,
     )
 }
 
@@ -300,7 +300,7 @@ pub fn decode_squid(data: &[u8], limits: &DecodeLimits) -> Result<SquidDigest, D
     decode_squid_payload(&h, payload)
 }
 
-fn decode_squid_payload(h: &FrameHeader, payload: &[u8]) -> Result<SquidDigest, DecodeError> {
+pub(crate) fn decode_squid_payload(h: &FrameHeader, payload: &[u8]) -> Result<SquidDigest, DecodeError> {
     let cb = h.squid_cblock.ok_or(DecodeError::NotSquid)?;
     let filter = super::decode_full(h, payload)?;
     // parse() checked the header against Squid's rules and the filter's
@@ -333,7 +333,7 @@ fn checked_of_kind<'a>(
 /// Encodes a partitioned filter: its bit array, coded or raw (whichever is
 /// smaller), in a version-3 frame of kind 2.
 pub fn encode_partitioned(f: &PartitionedBloomFilter) -> Vec<u8> {
-    super::encode_bits(f.bits(), FilterKind::Partitioned, None, None, FilterType::Coded)
+    super::encode_bits(f.bits(), FilterKind::Partitioned, None, None, super::Coding::Auto)
 }
 
 /// Encodes a partitioned filter's bit array static-coded (type 4, kind 2),
@@ -344,7 +344,7 @@ pub fn encode_partitioned_static(f: &PartitionedBloomFilter) -> Vec<u8> {
         FilterKind::Partitioned,
         None,
         None,
-        FilterType::StaticCoded,
+        super::Coding::Static,
     )
 }
 
@@ -366,7 +366,7 @@ pub fn decode_partitioned(
     decode_partitioned_payload(&h, payload)
 }
 
-fn decode_partitioned_payload(
+pub(crate) fn decode_partitioned_payload(
     h: &FrameHeader,
     payload: &[u8],
 ) -> Result<PartitionedBloomFilter, DecodeError> {
@@ -397,7 +397,7 @@ pub fn decode_sparse(data: &[u8], limits: &DecodeLimits) -> Result<SparseFilter,
     decode_sparse_payload(&h, payload)
 }
 
-fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<SparseFilter, DecodeError> {
+pub(crate) fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<SparseFilter, DecodeError> {
     // Kind 4 allows types 1 (a filter) and 2 (a delta, whose payload
     // starts with the digests): only the first is a position list.
     if h.filter_type != FilterType::Coded {

@@ -12,6 +12,7 @@ use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 pub mod any;
+mod coding;
 pub mod error;
 pub mod header;
 #[cfg(feature = "std")]
@@ -25,6 +26,7 @@ pub use crate::wire::varint;
 use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
+pub use coding::Coding;
 pub use error::{DecodeError, EncodeError};
 pub use any::{
     decode_any, decode_counting, decode_scalable, encode_counting, encode_counting_raw,
@@ -46,7 +48,9 @@ pub fn max_encoded_len(filter: &BloomFilter) -> usize {
         .saturating_add(header::v3_extra(&HeaderFields::plain(FilterType::Raw), p.scheme))
 }
 
-/// Encodes `filter` as a frame: coded if that is smaller, raw otherwise.
+/// Encodes `filter` as a frame with [`Coding::Auto`]: static-coded
+/// (type 4) where that stays within the planner's size bound, else
+/// adaptive (type 1); raw when coding does not shrink the array.
 ///
 /// # Examples
 /// ```
@@ -59,14 +63,25 @@ pub fn max_encoded_len(filter: &BloomFilter) -> usize {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode(filter: &BloomFilter) -> Vec<u8> {
-    let p = filter.params();
-    let mut payload = Vec::new();
-    coder::encode(filter.as_words(), p.m, &mut payload);
-    if (payload.len() as u64) < p.byte_len() {
-        frame(filter, FilterType::Coded, &payload)
-    } else {
-        raw_frame(filter, &HeaderFields::plain(FilterType::Raw))
-    }
+    encode_with(filter, Coding::Auto)
+}
+
+/// Encodes `filter` with the payload coding `coding` (raw instead when a
+/// coding would not shrink the array, since such a frame is refused by
+/// every decoder).
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::{decode, format, BloomFilter, Coding, FilterParams, FilterType};
+/// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
+/// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
+/// let frame = format::encode_with(&f, Coding::Adaptive);
+/// assert_eq!(format::inspect(&frame, &Default::default())?.filter_type, FilterType::Coded);
+/// assert_eq!(decode(&frame)?, f);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_with(filter: &BloomFilter, coding: Coding) -> Vec<u8> {
+    encode_bits(filter, FilterKind::Standard, None, None, coding)
 }
 
 /// Encodes `filter` with a chosen payload type. Asking for [`FilterType::Coded`]
@@ -81,9 +96,9 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
 /// decoders of this format's version 3 with type 4 ([`encode_static`]).
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
-        FilterType::Raw => raw_frame(filter, &HeaderFields::plain(FilterType::Raw)),
-        FilterType::StaticCoded => encode_static(filter),
-        _ => encode(filter),
+        FilterType::Raw => encode_with(filter, Coding::Raw),
+        FilterType::StaticCoded => encode_with(filter, Coding::Static),
+        _ => encode_with(filter, Coding::Adaptive),
     }
 }
 
@@ -122,7 +137,7 @@ pub fn encode_static_with(
         FilterKind::Standard,
         None,
         None,
-        FilterType::StaticCoded,
+        Coding::Static,
         choice,
     )
 }
@@ -142,31 +157,30 @@ pub fn encode_static_with(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
-    encode_bits(filter, FilterKind::Standard, Some(id), None, FilterType::Coded)
+    encode_bits(filter, FilterKind::Standard, Some(id), None, Coding::Auto)
 }
 
-/// A bit array of `kind` (standard or partitioned) coded as `coding`
-/// ([`FilterType::Coded`] or [`FilterType::StaticCoded`]), or raw if that
-/// is not smaller, with an optional identity.
+/// A bit array of `kind` (standard or partitioned, or a Squid mask) coded
+/// as `coding`, or raw if that is not smaller, with an optional identity.
 pub(crate) fn encode_bits(
     filter: &BloomFilter,
     kind: FilterKind,
     identity: Option<UpdateId>,
     squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
-    coding: FilterType,
+    coding: Coding,
 ) -> Vec<u8> {
     let choice = coder::static_coded::Choice::default();
     encode_bits_with(filter, kind, identity, squid_cblock, coding, choice)
 }
 
 /// [`encode_bits`] with the static coder's choices (used when `coding` is
-/// [`FilterType::StaticCoded`]).
+/// static, or `auto` picks it).
 fn encode_bits_with(
     filter: &BloomFilter,
     kind: FilterKind,
     identity: Option<UpdateId>,
     squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
-    coding: FilterType,
+    coding: Coding,
     choice: coder::static_coded::Choice,
 ) -> Vec<u8> {
     let p = filter.params();
@@ -176,17 +190,32 @@ fn encode_bits_with(
         identity,
         squid_cblock,
     };
-    if coding == FilterType::StaticCoded {
-        // The blocks' streams go straight into the frame (no payload copy
-        // in between: 9.9 MB on the 17.5 MB filter).
-        let threads = coder::static_coded::encode_threads(p.m);
-        let parts = coder::static_coded::encode_parts(filter.as_words(), p.m, threads, choice);
-        let len = parts.len();
-        if (len as u64) < p.byte_len() && len as u64 >= header::STATIC_MIN_PAYLOAD {
-            let f = fields(FilterType::StaticCoded);
-            return frame_with(p, filter.len(), &f, len, 0, |out| parts.append_to(out));
+    let coding = if coding.applies_to(kind, squid_cblock.is_some()) {
+        coding
+    } else {
+        Coding::Adaptive
+    };
+    match coding {
+        Coding::Raw => return raw_frame(filter, &fields(FilterType::Raw)),
+        Coding::Static | Coding::Auto => {
+            // The blocks' streams go straight into the frame (no payload
+            // copy in between: 9.9 MB on the 17.5 MB filter).
+            let threads = coder::static_coded::encode_threads(p.m);
+            let parts = coder::static_coded::encode_parts(filter.as_words(), p.m, threads, choice);
+            let len = parts.len();
+            let fits = (len as u64) < p.byte_len() && len as u64 >= header::STATIC_MIN_PAYLOAD;
+            if fits
+                && (coding == Coding::Static
+                    || coding::static_within_bound(len, p.m, filter.count_ones()))
+            {
+                let f = fields(FilterType::StaticCoded);
+                return frame_with(p, filter.len(), &f, len, 0, |out| parts.append_to(out));
+            }
+            if coding == Coding::Static {
+                return raw_frame(filter, &fields(FilterType::Raw));
+            }
         }
-        return raw_frame(filter, &fields(FilterType::Raw));
+        Coding::Adaptive => {}
     }
     let mut payload = Vec::new();
     coder::encode(filter.as_words(), p.m, &mut payload);
@@ -195,15 +224,6 @@ fn encode_bits_with(
     } else {
         raw_frame(filter, &fields(FilterType::Raw))
     }
-}
-
-fn frame(filter: &BloomFilter, ty: FilterType, payload: &[u8]) -> Vec<u8> {
-    frame_bytes(
-        filter.params(),
-        filter.len(),
-        &HeaderFields::plain(ty),
-        payload,
-    )
 }
 
 /// Header, payload and CRC-32C: a whole frame around `payload`.
@@ -540,4 +560,28 @@ pub(crate) fn decode_bits(h: &FrameHeader, payload: &[u8]) -> Result<BloomFilter
 /// As [`decode`], except payload errors and [`DecodeError::TrailingBytes`].
 pub fn inspect(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
     checked_frame(data, limits).map(|(h, _, _)| h)
+}
+
+/// `frame` (a whole frame this crate just wrote) with the update identity
+/// `id` in its header, or `frame` itself when `id` is `None`: the same
+/// kind, type, parameters and payload, in a version-3 frame with a new CRC
+/// (docs/FORMAT.md section 5). One pass over the frame; it lets every
+/// kind's encoder serve identified updates without an identity parameter
+/// of its own.
+pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
+    let Some(id) = id else {
+        return frame;
+    };
+    let Ok((h, payload)) = checked_whole_frame(&frame, &DecodeLimits::unlimited()) else {
+        // Our own frames parse; should one not, it is sent without the
+        // identity, which the receiver orders by digests alone.
+        return frame;
+    };
+    let fields = HeaderFields {
+        filter_type: h.filter_type,
+        kind: h.kind,
+        identity: Some(id),
+        squid_cblock: h.squid_cblock,
+    };
+    frame_bytes(&h.params, h.n, &fields, payload)
 }

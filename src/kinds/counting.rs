@@ -261,10 +261,12 @@ pub fn apply_delta_payload(
     base: &CountingBloomFilter,
     payload: &[u8],
     n: u64,
+    held: Option<u64>,
 ) -> Result<CountingBloomFilter, CountingDeltaError> {
     let (want_base, want_result, rest) =
         split_digests(payload).ok_or(CountingError::BitmapLength("a delta starts with two digests"))?;
-    let actual = digest(base);
+    // A receiver that keeps the base's digest saves the pass over it.
+    let actual = held.unwrap_or_else(|| digest(base));
     if actual != want_base {
         return Err(CountingDeltaError::WrongBase {
             expected: want_base,

@@ -1,0 +1,87 @@
+//! How a full frame's bit array is coded: the caller's choice, or `auto`,
+//! which takes the fastest-decoding coding whose frame stays within the
+//! size the planner guarantees (docs/FORMAT.md, "Choosing a coding").
+
+use super::header::FilterKind;
+
+/// The payload coding of a full frame. Kinds whose payload has one coding
+/// of its own (counting, scalable, sparse) take `Auto`, `Adaptive` and
+/// `Static` as "their coding", and `Raw` as their raw form where they have
+/// one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Coding {
+    /// The default: static coding (type 4) where the kind has it and its
+    /// payload stays within the bound that the planner's size guarantee is
+    /// built on (`coder::payload_bits_bound` at the array's count of ones),
+    /// else adaptive coding (type 1); raw when coding does not shrink the
+    /// array. Type 4 decodes 1.4–7× faster than type 1 at about the same
+    /// size, so a frame planned for a byte budget still fits it.
+    #[default]
+    Auto,
+    /// Type 1: the adaptive rANS coder, the smallest on small filters and
+    /// readable by decoders of format version 1.
+    Adaptive,
+    /// Type 4: static coding with per-block counts (format version 3),
+    /// for standard and partitioned filters.
+    Static,
+    /// Type 0: the bit array uncoded.
+    Raw,
+}
+
+impl Coding {
+    /// Every coding, `auto` first.
+    pub const ALL: [Coding; 4] = [Coding::Auto, Coding::Adaptive, Coding::Static, Coding::Raw];
+
+    /// The name the CLI takes: `auto`, `adaptive`, `static` or `raw`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Coding::Auto => "auto",
+            Coding::Adaptive => "adaptive",
+            Coding::Static => "static",
+            Coding::Raw => "raw",
+        }
+    }
+
+    /// The coding named `name` (as [`Coding::name`] gives it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Coding::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Whether a full frame of `kind` can be written with this coding
+    /// (`auto` always can). Type 4 is defined for the standard and
+    /// partitioned kinds only (Squid digests, a standard filter with
+    /// Squid's header, have no static-coded frame); raw for every kind but
+    /// the sparse one, whose positions are always Rice-coded.
+    pub const fn applies_to(self, kind: FilterKind, squid: bool) -> bool {
+        match self {
+            Coding::Auto | Coding::Adaptive => true,
+            Coding::Static => {
+                matches!(kind, FilterKind::Standard | FilterKind::Partitioned) && !squid
+            }
+            Coding::Raw => !matches!(kind, FilterKind::Sparse),
+        }
+    }
+}
+
+impl core::fmt::Display for Coding {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a static-coded payload of `len` bytes for an m-bit array with
+/// `ones` one bits is within the bound the planner's guarantee rests on.
+/// Without `std` (no planner, and no logarithms for the bound) any payload
+/// smaller than raw is taken.
+#[cfg(feature = "std")]
+pub(crate) fn static_within_bound(len: usize, m: u64, ones: u64) -> bool {
+    let bound_bits = crate::coder::payload_bits_bound(m, crate::math::log2_binomial(m, ones));
+    (len as f64) * 8.0 <= bound_bits
+}
+
+/// See the `std` version: without it, any payload smaller than raw is taken.
+#[cfg(not(feature = "std"))]
+pub(crate) fn static_within_bound(_len: usize, _m: u64, _ones: u64) -> bool {
+    true
+}

@@ -1,0 +1,319 @@
+//! [`Kind`] for each filter type: the kind's frame and delta codecs from
+//! `format`, `delta` and `kinds/`, joined under one interface.
+
+use super::{check_base, Kind};
+use crate::counting::CountingBloomFilter;
+use crate::delta::{self, DeltaHeader};
+use crate::filter::BloomFilter;
+use crate::format::any::{self, AnyFilter};
+use crate::format::{self, Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
+use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::scalable::ScalableBloomFilter;
+use crate::kinds::sparse::{self, SparseFilter};
+#[allow(unused_imports)]
+use crate::prelude::*;
+use crate::squid::SquidDigest;
+
+/// `WrongKind` unless `h` is a frame of `kind`.
+fn expect(h: &FrameHeader, kind: FilterKind) -> Result<(), DecodeError> {
+    if h.kind == kind {
+        Ok(())
+    } else {
+        Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: kind,
+        })
+    }
+}
+
+/// A delta with an identity needs a sequence number above 0 (the first
+/// version of an epoch is always a full frame).
+fn delta_id_ok(id: Option<UpdateId>) -> bool {
+    id.is_none_or(|id| id.seq > 0)
+}
+
+impl Kind for BloomFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Standard && h.squid_cblock.is_none()
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        BloomFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        BloomFilter::len(self)
+    }
+    fn digest(&self) -> u64 {
+        BloomFilter::digest(self)
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        format::encode_bits(self, FilterKind::Standard, id, None, coding)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        format::decode_full(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        match id {
+            Some(id) => delta::encode_delta_with_identity(old, new, id).ok(),
+            None => delta::encode_delta(old, new).ok(),
+        }
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        delta::apply_checked(self, held, frame, d)
+    }
+    fn from_counts(c: &CountingBloomFilter) -> Option<Self> {
+        Some(c.to_bloom())
+    }
+}
+
+impl Kind for PartitionedBloomFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Partitioned
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        PartitionedBloomFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        PartitionedBloomFilter::len(self)
+    }
+    fn digest(&self) -> u64 {
+        self.bits().digest()
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        format::encode_bits(self.bits(), FilterKind::Partitioned, id, None, coding)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Partitioned)?;
+        any::decode_partitioned_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        let frame = delta::encode_delta_partitioned(old, new).ok()?;
+        delta_id_ok(id).then(|| format::with_identity(frame, id))
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        delta::apply_partitioned_checked(self, held, frame, d)
+    }
+}
+
+impl Kind for CountingBloomFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Counting
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        CountingBloomFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        CountingBloomFilter::len(self)
+    }
+    fn digest(&self) -> u64 {
+        crate::kinds::counting::digest(self)
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        let frame = match coding {
+            Coding::Raw => any::encode_counting_raw(self),
+            _ => any::encode_counting(self),
+        };
+        format::with_identity(frame, id)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Counting)?;
+        any::decode_counting_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        let frame = delta::encode_delta_counting(old, new).ok()?;
+        delta_id_ok(id).then(|| format::with_identity(frame, id))
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        delta::apply_counting_checked(self, held, frame, d)
+    }
+}
+
+impl Kind for ScalableBloomFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Scalable
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        ScalableBloomFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        ScalableBloomFilter::len(self)
+    }
+    fn digest(&self) -> u64 {
+        ScalableBloomFilter::digest(self)
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        let frame = match coding {
+            Coding::Raw => any::encode_scalable_raw(self),
+            _ => any::encode_scalable(self),
+        };
+        format::with_identity(frame, id)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Scalable)?;
+        any::decode_scalable_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        let frame = delta::encode_delta_scalable(old, new).ok()?;
+        delta_id_ok(id).then(|| format::with_identity(frame, id))
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        delta::apply_scalable_checked(self, held, frame, d, limits)
+    }
+}
+
+impl Kind for SparseFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Sparse
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        SparseFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        SparseFilter::len(self)
+    }
+    fn digest(&self) -> u64 {
+        sparse::digest(self)
+    }
+    fn encode_frame(&self, _coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        format::with_identity(any::encode_sparse(self), id)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Sparse)?;
+        any::decode_sparse_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        let frame = delta::encode_delta_sparse(old, new).ok()?;
+        delta_id_ok(id).then(|| format::with_identity(frame, id))
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        delta::apply_sparse_checked(self, held, frame, d)
+    }
+}
+
+impl Kind for SquidDigest {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Standard && h.squid_cblock.is_some()
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.filter().contains(key)
+    }
+    fn len(&self) -> u64 {
+        self.filter().len()
+    }
+    fn digest(&self) -> u64 {
+        self.filter().digest()
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        let frame = match coding {
+            Coding::Raw => any::encode_squid_raw(self),
+            _ => any::encode_squid(self),
+        };
+        format::with_identity(frame, id)
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Standard)?;
+        any::decode_squid_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        BloomFilter::encode_delta(old.filter(), new.filter(), id)
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        self.apply_delta_checked(held, frame, d)
+    }
+}
+
+/// Runs `$e` with `$f` bound to the filter inside any variant.
+macro_rules! each {
+    ($any:expr, $f:ident => $e:expr) => {
+        match $any {
+            AnyFilter::Standard($f) => $e,
+            AnyFilter::Counting($f) => $e,
+            AnyFilter::Partitioned($f) => $e,
+            AnyFilter::Scalable($f) => $e,
+            AnyFilter::Sparse($f) => $e,
+            AnyFilter::Squid($f) => $e,
+        }
+    };
+}
+
+impl Kind for AnyFilter {
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind.is_supported()
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        each!(self, f => Kind::contains(f, key))
+    }
+    fn len(&self) -> u64 {
+        each!(self, f => Kind::len(f))
+    }
+    fn digest(&self) -> u64 {
+        each!(self, f => Kind::digest(f))
+    }
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        each!(self, f => Kind::encode_frame(f, coding, id))
+    }
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+        any::decode_any_payload(h, payload)
+    }
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
+        match (old, new) {
+            (AnyFilter::Standard(a), AnyFilter::Standard(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Counting(a), AnyFilter::Counting(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Partitioned(a), AnyFilter::Partitioned(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Sparse(a), AnyFilter::Sparse(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Squid(a), AnyFilter::Squid(b)) => Kind::encode_delta(a, b, id),
+            _ => None,
+        }
+    }
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        // The base is checked first, so a delta for another kind's filter
+        // is refused for its digest before its kind is looked at.
+        check_base(d, held)?;
+        each!(self, f => Kind::apply_delta(f, held, frame, d, limits))
+    }
+    fn from_counts(c: &CountingBloomFilter) -> Option<Self> {
+        Some(AnyFilter::Standard(c.to_bloom()))
+    }
+}

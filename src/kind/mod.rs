@@ -1,0 +1,106 @@
+//! One interface for every filter kind: what a frame, a delta and a
+//! publisher/subscriber need of a filter, whatever its kind.
+//!
+//! [`Kind`] is implemented by each in-memory filter type
+//! ([`BloomFilter`](crate::BloomFilter),
+//! [`PartitionedBloomFilter`](crate::kinds::partitioned::PartitionedBloomFilter),
+//! [`CountingBloomFilter`](crate::CountingBloomFilter),
+//! [`ScalableBloomFilter`](crate::kinds::scalable::ScalableBloomFilter),
+//! [`SparseFilter`](crate::kinds::sparse::SparseFilter),
+//! [`SquidDigest`](crate::squid::SquidDigest)) and by
+//! [`AnyFilter`](crate::AnyFilter), which dispatches to the kind a frame
+//! declares. [`crate::sync`]'s `Publisher` and `Subscriber` are generic over
+//! it, so every kind gets ordered, identified updates and the same refusals.
+//!
+//! The trait sits above `format` and `delta` in the pipeline (it names
+//! frames and deltas); each kind's payload codecs stay in `kinds/`, below
+//! the frame layer, and the implementations here only connect them.
+
+mod impls;
+
+use crate::delta::DeltaHeader;
+use crate::format::{Coding, DecodeError, DecodeLimits, FrameHeader, UpdateId};
+
+/// A filter kind: its frames, its deltas and the digest that names a
+/// version of it.
+pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
+    /// Whether this type holds the full frames of header `h` (its kind,
+    /// and for a Squid digest its metadata record). A typed receiver
+    /// refuses other frames as [`DecodeError::WrongKind`].
+    fn accepts(h: &FrameHeader) -> bool;
+
+    /// Whether `key` may be in the set (no false negatives).
+    fn contains(&self, key: &[u8]) -> bool;
+
+    /// The number of keys the sender declared.
+    fn len(&self) -> u64;
+
+    /// Whether the sender declared no keys.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The content digest that deltas name as their base and result
+    /// (docs/FORMAT.md, type 2 and section 8). A receiver keeps it with
+    /// the filter, so that a delta for another base is refused in work
+    /// proportional to the frame alone.
+    fn digest(&self) -> u64;
+
+    /// A full frame of this filter with `coding` (kinds with one coding of
+    /// their own take any coding but raw as theirs), carrying `id` if given.
+    fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> alloc::vec::Vec<u8>;
+
+    /// Decodes the payload of a checked full frame (header `h`, limits
+    /// and CRC already checked).
+    ///
+    /// # Errors
+    /// [`DecodeError::WrongKind`] for a frame this type does not hold; any
+    /// error of the payload.
+    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError>;
+
+    /// The smallest delta frame that turns `old` into `new`, carrying `id`
+    /// if given; `None` when no delta can describe the change (other
+    /// parameters, a scalable filter that did not grow from `old`) and a
+    /// full frame must be sent.
+    fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<alloc::vec::Vec<u8>>;
+
+    /// Applies the checked delta `d` (frame `frame`) to `self`, whose
+    /// digest the caller holds as `held`; returns the result's digest.
+    /// A delta that names another base than `held` is refused before
+    /// `self` is read or copied. On any error `self` is unchanged.
+    ///
+    /// # Errors
+    /// [`DecodeError::WrongKind`], [`DecodeError::ParamsMismatch`],
+    /// [`DecodeError::WrongBase`], [`DecodeError::ResultMismatch`], or any
+    /// error of the delta's payload.
+    /// `limits` bounds what the delta may add (a scalable delta's new
+    /// layers, held to `limits.max_expansion`).
+    fn apply_delta(
+        &mut self,
+        held: u64,
+        frame: &[u8],
+        d: &DeltaHeader,
+        limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError>;
+
+    /// A standard filter's bit view of counting filter `c`, for a
+    /// publisher that keeps counts (so keys can be removed) and sends
+    /// their bits; `None` for the kinds that cannot hold it.
+    fn from_counts(c: &crate::CountingBloomFilter) -> Option<Self> {
+        let _ = c;
+        None
+    }
+}
+
+/// The base a delta names, checked against the digest a receiver holds:
+/// the O(1) refusal every kind's apply starts with.
+pub(crate) fn check_base(d: &DeltaHeader, held: u64) -> Result<(), DecodeError> {
+    if d.base_digest == held {
+        Ok(())
+    } else {
+        Err(DecodeError::WrongBase {
+            expected: d.base_digest,
+            actual: held,
+        })
+    }
+}
