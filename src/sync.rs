@@ -37,7 +37,8 @@
 use crate::counting::CountingBloomFilter;
 use crate::delta;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
-use crate::format::{self, DecodeError, DecodeLimits, UpdateId};
+use crate::format::{self, Coding, DecodeError, DecodeLimits, UpdateId};
+use crate::kind::Kind;
 use thiserror::Error;
 
 /// What a published frame is.
@@ -60,12 +61,29 @@ pub struct Update {
     pub frame: Vec<u8>,
 }
 
-/// The sending side: a counting filter (so keys can be removed) whose bit
-/// view is published, each update numbered by an [`UpdateId`].
+/// What a publisher's versions are taken from.
 #[derive(Clone, Debug)]
-pub struct Publisher {
-    counts: CountingBloomFilter,
-    last: Option<BloomFilter>,
+enum Source<F> {
+    /// Counts, so that keys can be removed; each version is their view as
+    /// `F` (a standard filter's bits).
+    Counts(CountingBloomFilter, fn(&CountingBloomFilter) -> F),
+    /// The filter itself, changed by the application between updates.
+    Filter(F),
+}
+
+/// The sending side: each update is the smaller of a delta against the
+/// last published version and a full frame, numbered by an [`UpdateId`].
+///
+/// A `Publisher<F>` publishes filters of kind `F`. [`Publisher::new`] and
+/// [`Publisher::with_identity`] make one for standard filters backed by
+/// counts, so that [`Publisher::remove`] works; [`Publisher::of`] makes one
+/// for any kind, whose filter the application changes through
+/// [`Publisher::filter_mut`] between updates.
+#[derive(Clone, Debug)]
+pub struct Publisher<F: Kind = BloomFilter> {
+    source: Source<F>,
+    coding: Coding,
+    last: Option<F>,
     /// The identity `last` was published under.
     last_id: Option<UpdateId>,
     since_full: u32,
@@ -74,10 +92,20 @@ pub struct Publisher {
     next: UpdateId,
 }
 
-impl Publisher {
-    /// A publisher for filters with `params`; every `full_every`-th update
-    /// (counting from the first after a full frame) is forced to be full.
-    /// `full_every = 1` sends only full frames.
+/// The clock as an epoch: microseconds since the Unix epoch, so that a
+/// publisher restarted after the clock moved on supersedes its earlier
+/// incarnation.
+fn clock_epoch() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+impl Publisher<BloomFilter> {
+    /// A publisher of standard filters with `params`, backed by counts (so
+    /// keys can be removed); every `full_every`-th update (counting from
+    /// the first after a full frame) is forced to be full. `full_every = 1`
+    /// sends only full frames.
     ///
     /// It publishes stream 0, with the epoch taken from the clock
     /// (microseconds since the Unix epoch), so a publisher restarted after
@@ -88,16 +116,13 @@ impl Publisher {
     /// # Errors
     /// Parameters out of range.
     pub fn new(params: FilterParams, full_every: u32) -> Result<Self, FilterError> {
-        let epoch = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
-        Self::with_identity(params, full_every, 0, epoch)
+        Self::with_identity(params, full_every, 0, clock_epoch())
     }
 
-    /// A publisher of stream `stream` in epoch `epoch`: its first update is
-    /// version `(epoch, 0)`. A publisher that restarts without its state
-    /// must use a larger epoch than any it used before, or subscribers
-    /// refuse its frames as stale.
+    /// A publisher of standard filters (as [`Publisher::new`]) of stream
+    /// `stream` in epoch `epoch`: its first update is version `(epoch, 0)`.
+    /// A publisher that restarts without its state must use a larger epoch
+    /// than any it used before, or subscribers refuse its frames as stale.
     ///
     /// # Errors
     /// Parameters out of range.
@@ -107,8 +132,48 @@ impl Publisher {
         stream: u64,
         epoch: u64,
     ) -> Result<Self, FilterError> {
-        Ok(Publisher {
-            counts: CountingBloomFilter::with_any_scheme(params)?,
+        let counts = CountingBloomFilter::with_any_scheme(params)?;
+        let view = CountingBloomFilter::to_bloom;
+        Ok(Self::from_source(
+            Source::Counts(counts, view),
+            full_every,
+            stream,
+            epoch,
+        ))
+    }
+
+    /// Adds a key (to the counts, or to the filter of a publisher made by
+    /// [`Publisher::of`]).
+    pub fn insert(&mut self, key: &[u8]) {
+        match &mut self.source {
+            Source::Counts(c, _) => c.insert(key),
+            Source::Filter(f) => f.insert(key),
+        }
+    }
+
+    /// Removes a key; false if it cannot be present, or if this publisher
+    /// keeps no counts (one made by [`Publisher::of`]).
+    pub fn remove(&mut self, key: &[u8]) -> bool {
+        match &mut self.source {
+            Source::Counts(c, _) => c.remove(key),
+            Source::Filter(_) => false,
+        }
+    }
+}
+
+impl<F: Kind> Publisher<F> {
+    /// A publisher of `filter`'s kind, starting from `filter`, of stream
+    /// `stream` in epoch `epoch` (see [`Publisher::with_identity`]); every
+    /// `full_every`-th update is forced to be full. Change the filter with
+    /// [`Publisher::filter_mut`] between updates.
+    pub fn of(filter: F, full_every: u32, stream: u64, epoch: u64) -> Self {
+        Self::from_source(Source::Filter(filter), full_every, stream, epoch)
+    }
+
+    fn from_source(source: Source<F>, full_every: u32, stream: u64, epoch: u64) -> Self {
+        Publisher {
+            source,
+            coding: Coding::Auto,
             last: None,
             last_id: None,
             since_full: 0,
@@ -118,22 +183,33 @@ impl Publisher {
                 epoch,
                 seq: 0,
             },
-        })
+        }
     }
 
-    /// Adds a key.
-    pub fn insert(&mut self, key: &[u8]) {
-        self.counts.insert(key);
+    /// The same publisher, writing full frames with `coding` (default
+    /// [`Coding::Auto`]).
+    #[must_use]
+    pub fn with_coding(mut self, coding: Coding) -> Self {
+        self.coding = coding;
+        self
     }
 
-    /// Removes a key; false if it cannot be present.
-    pub fn remove(&mut self, key: &[u8]) -> bool {
-        self.counts.remove(key)
+    /// The filter the next update will describe, for a publisher made by
+    /// [`Publisher::of`]; `None` for one backed by counts (change those
+    /// through [`Publisher::insert`] and [`Publisher::remove`]).
+    pub fn filter_mut(&mut self) -> Option<&mut F> {
+        match &mut self.source {
+            Source::Filter(f) => Some(f),
+            Source::Counts(..) => None,
+        }
     }
 
     /// The filter the next update will describe.
-    pub fn current(&self) -> BloomFilter {
-        self.counts.to_bloom()
+    pub fn current(&self) -> F {
+        match &self.source {
+            Source::Filter(f) => f.clone(),
+            Source::Counts(c, view) => view(c),
+        }
     }
 
     /// The identity the next update will carry.
@@ -151,27 +227,26 @@ impl Publisher {
         Some(Update {
             kind: UpdateKind::Full,
             id,
-            frame: format::encode_with_identity(last, id),
+            frame: last.encode_frame(self.coding, Some(id)),
         })
     }
 
     /// The frame for the current state: the smaller of a delta against the
     /// last published version and a full frame, or a full frame when none was
-    /// sent yet or `full_every` updates have passed since the last one.
+    /// sent yet, `full_every` updates have passed since the last one, or no
+    /// delta describes the change.
     pub fn publish(&mut self) -> Update {
-        let cur = self.counts.to_bloom();
+        let cur = self.current();
         let id = self.next;
-        let due = self.since_full + 1 >= self.full_every;
+        let due = self.since_full.saturating_add(1) >= self.full_every;
         let delta = match &self.last {
-            Some(last) if !due && id.seq > 0 => {
-                delta::encode_delta_with_identity(last, &cur, id).ok()
-            }
+            Some(last) if !due && id.seq > 0 => F::encode_delta(last, &cur, Some(id)),
             _ => None,
         };
-        let full = format::encode_with_identity(&cur, id);
+        let full = cur.encode_frame(self.coding, Some(id));
         let update = match delta {
             Some(d) if d.len() < full.len() => {
-                self.since_full += 1;
+                self.since_full = self.since_full.saturating_add(1);
                 Update {
                     kind: UpdateKind::Delta,
                     id,
@@ -246,25 +321,34 @@ pub enum SyncError {
 }
 
 /// The filter a subscriber holds, its digest (kept so that a delta for
-/// another base is refused without hashing m bits) and its version.
+/// another base is refused without reading the filter) and its version.
 #[derive(Clone, Debug)]
-struct Held {
-    filter: BloomFilter,
+struct Held<F> {
+    filter: F,
     digest: u64,
     id: Option<UpdateId>,
 }
 
-/// The receiving side.
-#[derive(Clone, Debug, Default)]
-pub struct Subscriber {
-    held: Option<Held>,
+/// The receiving side, for filters of kind `F`: frames of another kind
+/// are refused ([`DecodeError::WrongKind`]); a `Subscriber<AnyFilter>`
+/// takes every kind.
+#[derive(Clone, Debug)]
+pub struct Subscriber<F: Kind = BloomFilter> {
+    held: Option<Held<F>>,
     stream: Option<u64>,
     limits: DecodeLimits,
 }
 
-impl Subscriber {
-    /// A subscriber that decodes with `limits` and follows the stream of
-    /// the first identified full frame it takes.
+impl<F: Kind> Default for Subscriber<F> {
+    fn default() -> Self {
+        Self::of_kind(DecodeLimits::default())
+    }
+}
+
+impl Subscriber<BloomFilter> {
+    /// A subscriber of standard filters that decodes with `limits` and
+    /// follows the stream of the first identified full frame it takes
+    /// ([`Subscriber::of_kind`] for other kinds).
     ///
     /// Full frames are held to `limits.max_expansion` (4096 by default): a
     /// publisher of a large filter that holds few keys (an empty cache, a
@@ -272,6 +356,21 @@ impl Subscriber {
     /// decode to more than 4096 times their size. Raise the limit for such
     /// a stream if you trust its sender.
     pub fn new(limits: DecodeLimits) -> Self {
+        Self::of_kind(limits)
+    }
+
+    /// A subscriber of standard filters that refuses identified frames of
+    /// any stream but `stream` (see [`Subscriber::following_kind`]).
+    pub fn following(stream: u64, limits: DecodeLimits) -> Self {
+        Self::following_kind(stream, limits)
+    }
+}
+
+impl<F: Kind> Subscriber<F> {
+    /// A subscriber of kind `F` (`AnyFilter` for every kind) that decodes
+    /// with `limits` and follows the stream of the first identified full
+    /// frame it takes. See [`Subscriber::new`] on the expansion limit.
+    pub fn of_kind(limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,
             stream: None,
@@ -279,13 +378,13 @@ impl Subscriber {
         }
     }
 
-    /// A subscriber that refuses identified frames of any stream but
-    /// `stream`. Frames without an identity (versions 1 and 2, or a
-    /// version-3 frame sent without one) are still taken while it holds
-    /// nothing or an unidentified version, ordered by digests as for any
-    /// subscriber; once it holds an identified version they are refused as
-    /// [`SyncError::Unordered`].
-    pub fn following(stream: u64, limits: DecodeLimits) -> Self {
+    /// A subscriber of kind `F` that refuses identified frames of any
+    /// stream but `stream`. Frames without an identity (versions 1 and 2,
+    /// or a version-3 frame sent without one) are still taken while it
+    /// holds nothing or an unidentified version, ordered by digests as for
+    /// any subscriber; once it holds an identified version they are refused
+    /// as [`SyncError::Unordered`].
+    pub fn following_kind(stream: u64, limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,
             stream: Some(stream),
@@ -294,7 +393,7 @@ impl Subscriber {
     }
 
     /// The current filter, once a full frame has arrived.
-    pub fn filter(&self) -> Option<&BloomFilter> {
+    pub fn filter(&self) -> Option<&F> {
         self.held.as_ref().map(|h| &h.filter)
     }
 
@@ -303,30 +402,44 @@ impl Subscriber {
         self.held.as_ref().and_then(|h| h.id)
     }
 
+    /// The digest of the filter held (what a delta must name as its
+    /// base), once a full frame has arrived.
+    pub fn digest(&self) -> Option<u64> {
+        self.held.as_ref().map(|h| h.digest)
+    }
+
     /// Takes the next frame. A full frame replaces the state if it is newer;
     /// a delta is applied only to the version it was made from.
     ///
-    /// Cost: the frame checks (header, limits, CRC) are proportional to the
-    /// frame; a refused frame costs nothing more. A taken full frame costs
-    /// its decode and one hash of the new filter; a taken delta its decode
-    /// and one pass over m that builds the result and hashes it.
+    /// Cost: the frame checks (header, limits, CRC, kind, order, and a
+    /// delta's base digest against the one held) are proportional to the
+    /// frame; a refused frame costs nothing more, whatever the size of the
+    /// filter held. A taken full frame costs its decode and one digest of
+    /// the new filter; a taken delta its decode and one pass over the
+    /// filter that builds the result and checks its digest.
     ///
     /// # Errors
     /// [`SyncError::Stale`], [`SyncError::NeedFull`],
     /// [`SyncError::WrongStream`], [`SyncError::Unordered`] as described in
-    /// the module docs; [`SyncError::Decode`] for an invalid frame. The state
-    /// is unchanged on error.
+    /// the module docs; [`SyncError::Decode`] for an invalid frame or one of
+    /// another kind. The state is unchanged on error.
     pub fn receive(&mut self, frame: &[u8]) -> Result<UpdateKind, SyncError> {
         let (h, payload) = format::checked_whole_frame(frame, &self.limits)?;
         let is_delta = h.filter_type.is_delta();
+        if !is_delta && !F::accepts(&h) {
+            return Err(SyncError::Decode(DecodeError::WrongKind {
+                found: h.kind,
+                expected: F::KIND,
+            }));
+        }
         self.check_order(h.identity, is_delta)?;
         if !is_delta {
-            let filter = format::decode_full(&h, payload)?;
+            let filter = F::decode_frame(&h, payload)?;
             if self.stream.is_none() {
                 self.stream = h.identity.map(|id| id.stream);
             }
             self.held = Some(Held {
-                digest: delta::digest(&filter),
+                digest: filter.digest(),
                 filter,
                 id: h.identity,
             });
@@ -338,7 +451,7 @@ impl Subscriber {
             });
         };
         let d = delta::delta_header(h, payload)?;
-        match delta::apply_checked(&mut held.filter, held.digest, frame, &d) {
+        match held.filter.apply_delta(held.digest, frame, &d, &self.limits) {
             Ok(digest) => {
                 held.digest = digest;
                 held.id = h.identity;

@@ -43,7 +43,7 @@ fn streaming_memory_is_the_filter_plus_a_constant() {
     let write_allowance = STREAM_WRITE_MEMORY + 8 * blocks;
     let limits = DecodeLimits::default();
     for (name, frame) in [
-        ("coded", encode(&f)),
+        ("coded", encode_as(&f, FilterType::Coded)),
         ("raw", encode_as(&f, FilterType::Raw)),
     ] {
         // Writing: the same bytes as the in-memory encoder, with no copy of

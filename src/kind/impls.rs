@@ -33,8 +33,11 @@ fn delta_id_ok(id: Option<UpdateId>) -> bool {
 }
 
 impl Kind for BloomFilter {
+    const KIND: FilterKind = FilterKind::Standard;
     fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Standard && h.squid_cblock.is_none()
+        // A Squid digest's frame holds a standard filter (its mask), as
+        // `decode` reads it.
+        h.kind == FilterKind::Standard
     }
     fn contains(&self, key: &[u8]) -> bool {
         BloomFilter::contains(self, key)
@@ -66,12 +69,10 @@ impl Kind for BloomFilter {
     ) -> Result<u64, DecodeError> {
         delta::apply_checked(self, held, frame, d)
     }
-    fn from_counts(c: &CountingBloomFilter) -> Option<Self> {
-        Some(c.to_bloom())
-    }
 }
 
 impl Kind for PartitionedBloomFilter {
+    const KIND: FilterKind = FilterKind::Partitioned;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Partitioned
     }
@@ -107,6 +108,7 @@ impl Kind for PartitionedBloomFilter {
 }
 
 impl Kind for CountingBloomFilter {
+    const KIND: FilterKind = FilterKind::Counting;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Counting
     }
@@ -146,6 +148,7 @@ impl Kind for CountingBloomFilter {
 }
 
 impl Kind for ScalableBloomFilter {
+    const KIND: FilterKind = FilterKind::Scalable;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Scalable
     }
@@ -185,6 +188,7 @@ impl Kind for ScalableBloomFilter {
 }
 
 impl Kind for SparseFilter {
+    const KIND: FilterKind = FilterKind::Sparse;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Sparse
     }
@@ -220,6 +224,7 @@ impl Kind for SparseFilter {
 }
 
 impl Kind for SquidDigest {
+    const KIND: FilterKind = FilterKind::Standard;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Standard && h.squid_cblock.is_some()
     }
@@ -272,6 +277,7 @@ macro_rules! each {
 }
 
 impl Kind for AnyFilter {
+    const KIND: FilterKind = FilterKind::Standard;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind.is_supported()
     }
@@ -312,8 +318,5 @@ impl Kind for AnyFilter {
         // is refused for its digest before its kind is looked at.
         check_base(d, held)?;
         each!(self, f => Kind::apply_delta(f, held, frame, d, limits))
-    }
-    fn from_counts(c: &CountingBloomFilter) -> Option<Self> {
-        Some(AnyFilter::Standard(c.to_bloom()))
     }
 }

@@ -19,11 +19,15 @@
 mod impls;
 
 use crate::delta::DeltaHeader;
-use crate::format::{Coding, DecodeError, DecodeLimits, FrameHeader, UpdateId};
+use crate::format::{Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
 
 /// A filter kind: its frames, its deltas and the digest that names a
 /// version of it.
 pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
+    /// The wire kind of this type's frames (for [`AnyFilter`](crate::AnyFilter),
+    /// which holds every kind, the standard one).
+    const KIND: FilterKind;
+
     /// Whether this type holds the full frames of header `h` (its kind,
     /// and for a Squid digest its metadata record). A typed receiver
     /// refuses other frames as [`DecodeError::WrongKind`].
@@ -82,14 +86,6 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
         d: &DeltaHeader,
         limits: &DecodeLimits,
     ) -> Result<u64, DecodeError>;
-
-    /// A standard filter's bit view of counting filter `c`, for a
-    /// publisher that keeps counts (so keys can be removed) and sends
-    /// their bits; `None` for the kinds that cannot hold it.
-    fn from_counts(c: &crate::CountingBloomFilter) -> Option<Self> {
-        let _ = c;
-        None
-    }
 }
 
 /// The base a delta names, checked against the digest a receiver holds:
