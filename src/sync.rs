@@ -339,7 +339,9 @@ pub struct Subscriber<F: Kind = BloomFilter> {
     limits: DecodeLimits,
 }
 
-impl<F: Kind> Default for Subscriber<F> {
+/// A subscriber of standard filters under the default limits (for another
+/// kind, [`Subscriber::of_kind`]).
+impl Default for Subscriber {
     fn default() -> Self {
         Self::of_kind(DecodeLimits::default())
     }

@@ -76,7 +76,7 @@ fn build_encode_decode_query_agree() {
         "planned frame fits its budget: {}",
         built.len()
     );
-    assert_eq!(built[3], 1, "coded type");
+    assert_eq!(built[3], 4, "auto coding takes static coding (type 4)");
     ok(&["decode", &p(&dir, "a.cbf"), "-o", &p(&dir, "raw.cbf")]);
     ok(&["encode", &p(&dir, "raw.cbf"), "-o", &p(&dir, "b.cbf")]);
     assert_eq!(

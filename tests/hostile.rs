@@ -3,7 +3,7 @@
 
 use compressed_bloom::format::varint;
 use compressed_bloom::{
-    decode, decode_with_limits, encode, inspect, BloomFilter, DecodeError, DecodeLimits,
+    decode, decode_with_limits, encode, inspect, BloomFilter, Coding, DecodeError, DecodeLimits,
     FilterError, FilterParams,
 };
 
@@ -630,7 +630,7 @@ fn decode_work_is_bounded_by_frame_and_output() {
     };
     let mut worst = (0.0f64, String::new());
     for (name, f) in &cases {
-        let frame = encode(f);
+        let frame = compressed_bloom::format::encode_with(f, Coding::Adaptive);
         let h = header::parse(&frame, &unlimited).unwrap();
         let payload = &frame[h.header_len..frame.len() - 4];
         let out_bits = f.m();

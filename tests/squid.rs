@@ -10,7 +10,8 @@ mod common;
 use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::squid::{self, method, CBlock, SquidDigest, SquidError};
 use compressed_bloom::{
-    decode_any, encode, BloomFilter, DecodeError, DecodeLimits, FilterParams, HashScheme,
+    decode_any, encode, encode_as, BloomFilter, DecodeError, DecodeLimits, FilterParams,
+    FilterType, HashScheme,
 };
 
 fn vector(name: &str) -> Vec<u8> {
@@ -253,7 +254,7 @@ fn frames_with_inconsistent_squid_headers_are_refused() {
     // Scheme 2 in a version-1 frame is unknown there.
     let mut plain = BloomFilter::new(FilterParams::new(1000, 4, 0)).unwrap();
     plain.insert(b"x");
-    let mut v1 = encode(&plain);
+    let mut v1 = encode_as(&plain, FilterType::Coded);
     assert_eq!(v1[2], 1);
     v1[4] = HashScheme::SquidMd5.id();
     common::fix_crc(&mut v1);

@@ -106,7 +106,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     let limits = DecodeLimits::default();
 
     // In order: every version, and the filter equals the publisher's.
-    let mut sub = Subscriber::<F>::of_kind(limits.clone());
+    let mut sub = Subscriber::<F>::of_kind(limits);
     for (u, s) in u.iter().zip(&s) {
         assert_eq!(sub.receive(&u.frame).unwrap(), u.kind);
         assert_eq!(sub.filter(), Some(s));
@@ -125,7 +125,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     refused(&sub, sub.clone().receive(&late.frame), stale, &s[5], 5);
 
     // Drop: a gap is refused; the full frame of the last version resyncs.
-    let mut sub = Subscriber::<F>::of_kind(limits.clone());
+    let mut sub = Subscriber::<F>::of_kind(limits);
     sub.receive(&u[0].frame).unwrap();
     sub.receive(&u[1].frame).unwrap();
     let mut tried = sub.clone();
@@ -142,7 +142,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     assert_eq!(sub.filter(), Some(&s[5]));
 
     // Reorder: 3 before 2 is a gap; then 2 and 3 apply.
-    let mut sub = Subscriber::<F>::of_kind(limits.clone());
+    let mut sub = Subscriber::<F>::of_kind(limits);
     sub.receive(&u[0].frame).unwrap();
     sub.receive(&u[1].frame).unwrap();
     refused(&sub, sub.clone().receive(&u[3].frame), need_full, &s[1], 1);
@@ -168,7 +168,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     // A delta for another base (unidentified frames, ordered by digests):
     // refused, the held filter unchanged.
     let base = F::encode_frame(&make(10), Default::default(), None);
-    let mut sub = Subscriber::<F>::of_kind(limits.clone());
+    let mut sub = Subscriber::<F>::of_kind(limits);
     sub.receive(&base).unwrap();
     let wrong = F::encode_delta(&make(20), &make(21), None).expect("a delta");
     refused_unidentified(&sub, sub.clone().receive(&wrong), &make(10));
