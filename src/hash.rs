@@ -199,6 +199,7 @@ impl ExactSizeIterator for Positions {}
 /// deviation from uniform is at most m/2^64 (below 2^-24 for m < 2^40), and
 /// unlike `x mod m` it uses the high bits of x.
 #[inline]
+#[doc(hidden)]
 pub fn reduce(x: u64, m: u64) -> u64 {
     ((u128::from(x) * u128::from(m)) >> 64) as u64
 }

@@ -61,7 +61,8 @@
 /// lint levels cover every submodule). docs/HARDENING.md lists the few
 /// function-level `allow`s and the argument for each.
 macro_rules! decoding_modules {
-    ($($name:ident),*) => {$(
+    ($($(#[$attr:meta])* $name:ident),*) => {$(
+        $(#[$attr])*
         #[cfg_attr(
             not(test),
             deny(
@@ -90,11 +91,24 @@ mod prelude {
     pub(crate) use alloc::vec::Vec;
 }
 
-decoding_modules!(coder, delta, format, kind, kinds, squid, wire);
+// `coder`, `wire` and `math` are public for the crate's tests, benches,
+// fuzz targets and tools only: hidden from the docs, not part of the API.
+decoding_modules!(
+    #[doc(hidden)]
+    coder,
+    delta,
+    format,
+    kind,
+    kinds,
+    squid,
+    #[doc(hidden)]
+    wire
+);
 pub mod counting;
 pub mod filter;
 pub mod hash;
 #[cfg(feature = "std")]
+#[doc(hidden)]
 pub mod math;
 #[cfg(feature = "std")]
 pub mod plan;
@@ -114,7 +128,7 @@ pub use format::{
     UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
-pub use kind::Kind;
+pub use kind::{apply_delta, decode_as, Kind};
 #[cfg(feature = "std")]
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 

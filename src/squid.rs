@@ -33,17 +33,22 @@ use crate::wire::limits::DecodeLimits;
 use thiserror::Error;
 
 /// Length of Squid's digest header, `StoreDigestCBlock`.
+#[doc(hidden)]
 pub const CBLOCK_LEN: usize = 128;
 /// The digest version Squid writes (`CacheDigestVer.current`).
+#[doc(hidden)]
 pub const CURRENT_VERSION: i16 = 5;
 /// The oldest digest version Squid reads (`CacheDigestVer.required`).
+#[doc(hidden)]
 pub const REQUIRED_VERSION: i16 = 3;
 /// Squid's `CacheDigestHashFuncCount`: four positions per key.
+#[doc(hidden)]
 pub const HASH_FUNC_COUNT: u8 = 4;
 /// Squid's default `digest_bits_per_entry`.
 pub const DEFAULT_BITS_PER_ENTRY: u8 = 5;
 /// The largest mask Squid computes (`CacheDigest::CalcMaskSize`): 268,435,454
 /// bytes, so that `8 · mask_size` stays below `INT_MAX`.
+#[doc(hidden)]
 pub const MAX_MASK_SIZE: u32 = 268_435_454;
 /// Squid's digests are refused for lookups when more than this share of
 /// the mask is set (`peerDigestUseful`: 65%).
@@ -88,6 +93,7 @@ pub mod method {
 
 /// The key Squid hashes for a URL: the method id, then the URL's bytes
 /// (`storeKeyPublic`). Hash it with [`HashScheme::SquidMd5`](crate::HashScheme::SquidMd5).
+#[doc(hidden)]
 pub fn store_key(method: u8, url: &[u8]) -> Vec<u8> {
     let mut key = Vec::with_capacity(url.len().saturating_add(1));
     key.push(method);
@@ -97,6 +103,7 @@ pub fn store_key(method: u8, url: &[u8]) -> Vec<u8> {
 
 /// Squid's `CacheDigest::CalcMaskSize`: ⌈capacity · bits_per_entry / 8⌉,
 /// capped at [`MAX_MASK_SIZE`].
+#[doc(hidden)]
 pub fn calc_mask_size(capacity: u64, bits_per_entry: u8) -> u32 {
     let bits = u128::from(capacity).saturating_mul(u128::from(bits_per_entry));
     let bytes = bits.div_ceil(8);

@@ -26,6 +26,7 @@ use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
 
 /// The most the codec reserves beyond the bytes buffered (1 MiB).
+#[doc(hidden)]
 pub const RESERVE_AHEAD: usize = 1 << 20;
 
 /// Why the codec failed.

@@ -37,14 +37,17 @@ use crate::kinds::scalable::{self, ScalableBloomFilter};
 use crate::filter::Digester;
 
 /// Bytes of the two digests at the front of a delta payload.
+#[doc(hidden)]
 pub const DIGESTS_LEN: usize = format::header::DELTA_MIN_PAYLOAD as usize;
 
 /// Smallest conditional delta payload: the digests and two one-byte varints.
+#[doc(hidden)]
 pub const CONDITIONAL_MIN_PAYLOAD: usize =
     format::header::CONDITIONAL_DELTA_MIN_PAYLOAD as usize;
 
 /// The content digest of a filter ([`BloomFilter::digest`]), which deltas
 /// name as their base and result.
+#[doc(hidden)]
 pub fn digest(f: &BloomFilter) -> u64 {
     f.digest()
 }
@@ -64,6 +67,7 @@ pub struct DeltaHeader {
 
 /// Where a conditional delta's two coded parts lie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct PartLayout {
     /// Number of 1 bits in the base (so the part for the base's 0s has
     /// m − base_ones bits and the part for its 1s has base_ones bits).
@@ -227,6 +231,7 @@ pub fn encode_delta(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, Fil
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme
 /// differ; [`FilterError::InvalidSeq`] if `id.seq` is 0.
+#[doc(hidden)]
 pub fn encode_delta_with_identity(
     old: &BloomFilter,
     new: &BloomFilter,
@@ -244,6 +249,7 @@ pub fn encode_delta_with_identity(
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+#[doc(hidden)]
 pub fn encode_delta_conditional(
     old: &BloomFilter,
     new: &BloomFilter,
@@ -257,6 +263,7 @@ pub fn encode_delta_conditional(
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+#[doc(hidden)]
 pub fn encode_delta_plain(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
     Ok(Change::new(old, new, None)?.plain(new))
 }
@@ -370,6 +377,7 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
 /// One coded array of a delta: how many bits it covers and how many of them
 /// are 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct DeltaPart {
     /// Bits in the array (m for a plain delta).
     pub bits: u64,
@@ -389,6 +397,7 @@ impl DeltaPart {
 
 /// What a delta frame holds, found by decoding it without a base.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct DeltaSummary {
     /// Header and digests.
     pub header: DeltaHeader,
@@ -472,6 +481,7 @@ fn decode_array(
 ///
 /// # Errors
 /// As [`inspect_delta`], and malformed coded bits.
+#[doc(hidden)]
 pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
     let d = inspect_delta(data, limits)?;
     if matches!(d.frame.kind, FilterKind::Scalable | FilterKind::Counting) {
@@ -662,6 +672,7 @@ fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+#[doc(hidden)]
 pub fn encode_delta_partitioned(
     old: &PartitionedBloomFilter,
     new: &PartitionedBloomFilter,
@@ -676,6 +687,7 @@ pub fn encode_delta_partitioned(
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+#[doc(hidden)]
 pub fn apply_partitioned(
     base: &mut PartitionedBloomFilter,
     data: &[u8],
@@ -714,6 +726,7 @@ pub(crate) fn apply_partitioned_checked(
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+#[doc(hidden)]
 pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec<u8>, FilterError> {
     if old.params() != new.params() {
         return Err(FilterError::ParamsMismatch {
@@ -744,6 +757,7 @@ fn sparse_changes(data: &[u8], d: &DeltaHeader) -> Result<sparse::EliasFano, Dec
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+#[doc(hidden)]
 pub fn apply_sparse(
     base: &mut SparseFilter,
     data: &[u8],
@@ -788,6 +802,7 @@ pub(crate) fn apply_sparse_checked(
 /// # Errors
 /// [`ScalableError::Layer`](crate::kinds::scalable::ScalableError) if
 /// `new` is not `old` grown (same seed, policy and old layers' shapes).
+#[doc(hidden)]
 pub fn encode_delta_scalable(
     old: &ScalableBloomFilter,
     new: &ScalableBloomFilter,
@@ -823,6 +838,7 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
 /// [`DecodeError::LimitExceeded`] for a delta that may add more than the
 /// expansion limit allows.
+#[doc(hidden)]
 pub fn apply_scalable(
     base: &mut ScalableBloomFilter,
     data: &[u8],
@@ -894,6 +910,7 @@ fn kind_delta_error<E>(
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' parameters differ, or no
 /// memory for the map.
+#[doc(hidden)]
 pub fn encode_delta_counting(
     old: &CountingBloomFilter,
     new: &CountingBloomFilter,
@@ -916,6 +933,7 @@ pub fn encode_delta_counting(
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
+#[doc(hidden)]
 pub fn apply_counting(
     base: &mut CountingBloomFilter,
     data: &[u8],
@@ -955,6 +973,7 @@ pub(crate) fn apply_counting_checked(
 ///
 /// # Errors
 /// As [`apply`], except [`DecodeError::ResultMismatch`].
+#[doc(hidden)]
 pub fn decode_xor(
     base: &BloomFilter,
     data: &[u8],

@@ -11,16 +11,20 @@
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
+#[doc(hidden)]
 pub mod any;
 mod coding;
-pub mod error;
+mod error;
+#[doc(hidden)]
 pub mod header;
 #[cfg(feature = "std")]
 pub mod stream;
 /// The receiver's limits (they live in [`crate::wire`]; re-exported here
 /// where frame decoders look for them).
+#[doc(hidden)]
 pub use crate::wire::limits;
 /// LEB128 varints ([`crate::wire::varint`], re-exported for frame code).
+#[doc(hidden)]
 pub use crate::wire::varint;
 
 use crate::coder;
@@ -28,11 +32,15 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use coding::Coding;
 pub use error::{DecodeError, EncodeError};
+pub use any::{decode_any, encode_any, AnyFilter};
+// Each kind's own frame functions, for tests, tools and the CLI; the API
+// is the `Kind` trait and `decode_as`.
+#[doc(hidden)]
 pub use any::{
-    decode_any, decode_counting, decode_scalable, encode_counting, encode_counting_raw,
-    encode_scalable, encode_scalable_raw, decode_partitioned, decode_sparse, decode_squid, encode_any, encode_partitioned,
-    encode_partitioned_raw, encode_partitioned_static, encode_sparse, encode_squid, encode_squid_raw,
-    AnyFilter,
+    decode_counting, decode_partitioned, decode_scalable, decode_sparse, decode_squid,
+    encode_counting, encode_counting_raw, encode_partitioned, encode_partitioned_raw,
+    encode_partitioned_static, encode_scalable, encode_scalable_raw, encode_sparse, encode_squid,
+    encode_squid_raw,
 };
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
@@ -94,6 +102,7 @@ pub fn encode_with(filter: &BloomFilter, coding: Coding) -> Vec<u8> {
 /// [`FilterType::StaticCoded`] gives a version-3 frame of type 4 (or raw,
 /// likewise): faster to decode at every density, and readable only by
 /// decoders of this format's version 3 with type 4 ([`encode_static`]).
+#[doc(hidden)]
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
         FilterType::Raw => encode_with(filter, Coding::Raw),
@@ -120,6 +129,7 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// assert_eq!(decode(&frame)?, f);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[doc(hidden)]
 pub fn encode_static(filter: &BloomFilter) -> Vec<u8> {
     encode_static_with(filter, coder::static_coded::Choice::default())
 }
@@ -128,6 +138,7 @@ pub fn encode_static(filter: &BloomFilter) -> Vec<u8> {
 /// the block size (smaller blocks decode on more threads, larger ones cost
 /// fewer bytes) and the mode of every block. Every choice decodes the same
 /// filter; the default is [`encode_static`]'s.
+#[doc(hidden)]
 pub fn encode_static_with(
     filter: &BloomFilter,
     choice: coder::static_coded::Choice,
@@ -156,6 +167,7 @@ pub fn encode_static_with(
 /// assert_eq!(format::inspect(&frame, &Default::default())?.identity, Some(id));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[doc(hidden)]
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
     encode_bits(filter, FilterKind::Standard, Some(id), None, Coding::Auto)
 }

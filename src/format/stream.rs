@@ -496,6 +496,7 @@ impl<'a> CheckedFrame<'a> {
 ///
 /// # Errors
 /// As those two; on error, what was written is a prefix to discard.
+#[doc(hidden)]
 pub fn write_frame_bits<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
@@ -510,6 +511,7 @@ pub fn write_frame_bits<W: Write>(
 ///
 /// # Errors
 /// As those two; on error, what was written is a prefix to discard.
+#[doc(hidden)]
 pub fn write_frame_raw<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
@@ -523,6 +525,7 @@ pub fn write_frame_raw<W: Write>(
 /// Whether [`CheckedFrame`] (and [`write_frame_bits`], [`write_frame_raw`])
 /// takes a frame with this header: a standard filter (not a Squid digest)
 /// or a partitioned one, raw, coded or static-coded.
+#[doc(hidden)]
 pub fn streams_bits(h: &header::FrameHeader) -> bool {
     matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
         && h.squid_cblock.is_none()

@@ -18,8 +18,8 @@
 
 mod impls;
 
-use crate::delta::DeltaHeader;
-use crate::format::{Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
+use crate::delta::{self, DeltaHeader};
+use crate::format::{self, Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
 
 /// A filter kind: its frames, its deltas and the digest that names a
 /// version of it.
@@ -99,4 +99,53 @@ pub(crate) fn check_base(d: &DeltaHeader, held: u64) -> Result<(), DecodeError> 
             actual: held,
         })
     }
+}
+
+/// Decodes exactly one full frame of kind `F` occupying all of `data`,
+/// under `limits` (header, limits and CRC checked before the payload is
+/// decoded). `F = AnyFilter` takes any kind, as [`crate::decode_any`].
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for a frame of another
+/// kind; [`DecodeError::WrongFrameType`] for a delta.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::kinds::sparse::SparseFilter;
+/// use compressed_bloom::{decode_as, Coding, FilterParams, Kind};
+/// let f = SparseFilter::from_keys(FilterParams::new(1 << 40, 1, 3), [b"a", b"b"])?;
+/// let frame = f.encode_frame(Coding::Auto, None);
+/// let back: SparseFilter = decode_as(&frame, &Default::default())?;
+/// assert_eq!(back, f);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn decode_as<F: Kind>(data: &[u8], limits: &DecodeLimits) -> Result<F, DecodeError> {
+    let (h, payload) = format::checked_whole_frame(data, limits)?;
+    if h.filter_type.is_delta() {
+        return Err(DecodeError::WrongFrameType {
+            found: h.filter_type,
+            expected: "a full (raw or coded)",
+        });
+    }
+    if !F::accepts(&h) {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: F::KIND,
+        });
+    }
+    F::decode_frame(&h, payload)
+}
+
+/// Applies a delta frame to `base`, a filter of any kind: checks the frame
+/// (header, limits, CRC), hashes `base` once to check that the delta
+/// applies to it, and replaces `base` with the result once its digest is
+/// verified. On any error `base` is unchanged. A receiver that keeps the
+/// digest of what it holds saves the hash: [`crate::Subscriber`] does.
+///
+/// # Errors
+/// As [`Kind::apply_delta`], and any error of the frame.
+pub fn apply_delta<F: Kind>(base: &mut F, frame: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
+    let d = delta::inspect_delta(frame, limits)?;
+    let held = base.digest();
+    base.apply_delta(held, frame, &d, limits).map(|_| ())
 }

@@ -6,6 +6,10 @@
 
 pub mod partitioned;
 pub mod sparse;
+#[doc(hidden)]
 pub mod bits;
+#[doc(hidden)]
 pub mod counting;
+pub use bits::KindDeltaError;
+pub use counting::CountingError;
 pub mod scalable;

@@ -171,6 +171,7 @@ pub struct ScalableBloomFilter {
 impl Eq for ScalableBloomFilter {}
 
 /// The seed of layer i: the filter's seed plus i (mod 2^64).
+#[doc(hidden)]
 pub fn layer_seed(seed: u64, i: u64) -> u64 {
     seed.wrapping_add(i)
 }
@@ -372,6 +373,7 @@ fn put_layer(out: &mut Vec<u8>, l: &Layer, raw: bool) {
 
 /// The full payload (type 1): policy, layer count, layers (each coded when
 /// that is smaller, or every layer raw if `raw`).
+#[doc(hidden)]
 pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
     let mut out = Vec::new();
     put_policy(&mut out, &f.policy);
@@ -389,6 +391,7 @@ pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
 ///
 /// # Errors
 /// [`ScalableError::Layer`] if `new` does not extend `old`.
+#[doc(hidden)]
 pub fn encode_delta_payload(
     old: &ScalableBloomFilter,
     new: &ScalableBloomFilter,
@@ -528,6 +531,7 @@ impl<'a> Reader<'a> {
 
 /// What the header declares, which the layers must add up to.
 #[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
 pub struct Declared {
     /// m: the sum of the layers' m.
     pub m: u64,
@@ -560,6 +564,7 @@ fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), 
 ///
 /// # Errors
 /// Any malformed part.
+#[doc(hidden)]
 pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilter, ScalableError> {
     let mut r = Reader {
         data: payload,
@@ -595,12 +600,14 @@ pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilte
 }
 
 /// Why a scalable delta does not apply.
+#[doc(hidden)]
 pub type ScalableDeltaError = super::bits::KindDeltaError<ScalableError>;
 
 /// Applies a delta payload to `base` (in place; unchanged on any error).
 ///
 /// # Errors
 /// The wrong base, a malformed payload, or a result that does not match.
+#[doc(hidden)]
 pub fn apply_delta_payload(
     base: &mut ScalableBloomFilter,
     payload: &[u8],

@@ -22,6 +22,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 const SAMPLE: u64 = 256;
 
 /// Largest Rice parameter (a gap is below m ≤ 2^56).
+#[doc(hidden)]
 pub const MAX_RICE: u8 = 56;
 
 /// Why a sparse payload was rejected. Offsets are in bits from the start of
@@ -86,6 +87,7 @@ pub enum SparseError {
 /// its high part in unary in a bit vector, plus a select index over that
 /// bit vector (one sample per 256 zeros).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct EliasFano {
     len: u64,
     universe: u64,
@@ -527,6 +529,7 @@ impl BitWriter<'_> {
 /// XXH3-64 (seed 0) of the scheme id (1 byte), the varints seed, m and k,
 /// the kind byte 4, the varint w, then each position as a u64 LE. Computed
 /// from the positions, in time and memory independent of m.
+#[doc(hidden)]
 pub fn digest(f: &SparseFilter) -> u64 {
     let p = f.params();
     let mut head = vec![p.scheme.id()];
@@ -555,6 +558,7 @@ pub fn digest(f: &SparseFilter) -> u64 {
 
 /// The symmetric difference of two sorted lists (positions in exactly one
 /// of them), in increasing order.
+#[doc(hidden)]
 pub fn symmetric_difference<'a>(
     a: impl Iterator<Item = u64> + 'a,
     b: impl Iterator<Item = u64> + 'a,
@@ -582,6 +586,7 @@ pub fn symmetric_difference<'a>(
 /// # Errors
 /// No memory; a change at or past m cannot occur (the changes list was
 /// decoded for the same m).
+#[doc(hidden)]
 pub fn apply_changes(
     base: &SparseFilter,
     changes: &EliasFano,
@@ -609,6 +614,7 @@ pub fn apply_changes(
 /// m, as [`SparseFilter`] keeps them), so its arithmetic cannot overflow:
 /// gaps are below m ≤ 2^56.
 #[allow(clippy::arithmetic_side_effects)]
+#[doc(hidden)]
 pub fn encode_payload(positions: &[u64], m: u64, out: &mut Vec<u8>) {
     let w = positions.len() as u64;
     varint::put(out, w);
@@ -703,6 +709,7 @@ impl Bits<'_> {
 ///
 /// # Errors
 /// A [`SparseError`] saying what and where.
+#[doc(hidden)]
 pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> {
     let (w, used) = varint::get(payload).map_err(|reason| SparseError::BadCount { reason })?;
     let rest = payload.get(used..).unwrap_or_default();

@@ -135,6 +135,7 @@ const SPARSE_MAX_K: u32 = 8;
 /// assert!(p.fpr < 2.5e-6 && p.bound_bytes <= 260_000, "{p:?}");
 /// # Ok::<(), compressed_bloom::plan::PlanError>(())
 /// ```
+#[doc(hidden)]
 pub fn plan_sparse_for_size(
     n: u64,
     budget_bytes: u64,
@@ -150,6 +151,7 @@ pub fn plan_sparse_for_size(
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
+#[doc(hidden)]
 pub fn plan_sparse_for_fpr(n: u64, target_fpr: f64, cons: &Constraints) -> Result<Plan, PlanError> {
     let k_max = cons.k_cap().min(SPARSE_MAX_K);
     let fpr_at = |m, k| fpr_finite(m, n, k);
@@ -189,6 +191,7 @@ fn partitioned_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
 ///
 /// # Errors
 /// Invalid constraints, or a budget too small for any frame.
+#[doc(hidden)]
 pub fn plan_partitioned_for_size(
     n: u64,
     budget_bytes: u64,
@@ -203,6 +206,7 @@ pub fn plan_partitioned_for_size(
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
+#[doc(hidden)]
 pub fn plan_partitioned_for_fpr(
     n: u64,
     target_fpr: f64,
@@ -314,6 +318,7 @@ fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
 ///
 /// # Errors
 /// Invalid constraints, or a budget too small for any frame.
+#[doc(hidden)]
 pub fn plan_counting_for_size(
     n: u64,
     budget_bytes: u64,
@@ -336,6 +341,7 @@ pub fn plan_counting_for_size(
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
+#[doc(hidden)]
 pub fn plan_counting_for_fpr(
     n: u64,
     target_fpr: f64,
@@ -560,4 +566,58 @@ fn smallest_frame_for(
     best.ok_or_else(|| PlanError::Infeasible {
         reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
     })
+}
+
+/// What a plan is for: the lowest false-positive rate within a frame
+/// budget, or the smallest frame that reaches a false-positive rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    /// A frame of at most this many bytes (header and checksum included),
+    /// with probability at least `Constraints::confidence`.
+    Bytes(u64),
+    /// A false-positive rate at most this.
+    Fpr(f64),
+}
+
+/// The plan for `n` keys in a filter of `kind` that meets `target`: the
+/// standard, partitioned, counting and sparse kinds. A scalable filter is
+/// planned from its growth policy ([`plan_scalable`],
+/// [`plan_scalable_for_size`]).
+///
+/// # Errors
+/// Invalid arguments; a target no plan within `cons` reaches;
+/// [`PlanError::InvalidArgument`] for the scalable kind.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::plan::{for_kind, Constraints, Target};
+/// use compressed_bloom::FilterKind;
+/// let cons = Constraints::default();
+/// let sparse = for_kind(FilterKind::Sparse, 10_000, Target::Fpr(1e-4), &cons)?;
+/// let standard = for_kind(FilterKind::Standard, 10_000, Target::Fpr(1e-4), &cons)?;
+/// assert!(sparse.fpr <= 1e-4 && standard.fpr <= 1e-4);
+/// # Ok::<(), compressed_bloom::plan::PlanError>(())
+/// ```
+pub fn for_kind(
+    kind: crate::format::FilterKind,
+    n: u64,
+    target: Target,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    use crate::format::FilterKind as K;
+    match (kind, target) {
+        (K::Standard, Target::Bytes(b)) => super::plan_for_size(n, b, cons),
+        (K::Standard, Target::Fpr(f)) => super::plan_for_fpr(n, f, cons),
+        (K::Partitioned, Target::Bytes(b)) => plan_partitioned_for_size(n, b, cons),
+        (K::Partitioned, Target::Fpr(f)) => plan_partitioned_for_fpr(n, f, cons),
+        (K::Counting, Target::Bytes(b)) => plan_counting_for_size(n, b, cons),
+        (K::Counting, Target::Fpr(f)) => plan_counting_for_fpr(n, f, cons),
+        (K::Sparse, Target::Bytes(b)) => plan_sparse_for_size(n, b, cons),
+        (K::Sparse, Target::Fpr(f)) => plan_sparse_for_fpr(n, f, cons),
+        (other, _) => Err(invalid(
+            "kind",
+            f64::from(other.id()),
+            "standard, partitioned, counting or sparse (scalable: plan_scalable)",
+        )),
+    }
 }

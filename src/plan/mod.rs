@@ -24,7 +24,9 @@ use crate::coder;
 use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
 
+#[doc(hidden)]
 pub mod kinds;
+pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size, Target};
 mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
@@ -153,6 +155,7 @@ pub struct Plan {
 }
 
 /// False-positive rate, asymptotic form (1 − e^{−kn/m})^k.
+#[doc(hidden)]
 pub fn fpr_asymptotic(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 0.0;
@@ -162,6 +165,7 @@ pub fn fpr_asymptotic(m: u64, n: u64, k: u32) -> f64 {
 }
 
 /// False-positive rate, finite form (1 − (1 − 1/m)^{kn})^k.
+#[doc(hidden)]
 pub fn fpr_finite(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 0.0;
@@ -176,6 +180,7 @@ pub fn fpr_finite(m: u64, n: u64, k: u32) -> f64 {
 }
 
 /// Expected fraction of zero bits, (1 − 1/m)^{kn}.
+#[doc(hidden)]
 pub fn zero_fraction(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 1.0;
@@ -190,6 +195,7 @@ pub fn zero_fraction(m: u64, n: u64, k: u32) -> f64 {
 /// Variance of the number of zero bits X after kn uniform throws into m bits:
 /// Var X = m·a(1 − a) + m(m − 1)(b − a²), a = (1 − 1/m)^{kn}, b = (1 − 2/m)^{kn},
 /// evaluated as b − a² = a²·expm1(kn·ln(1 − 1/(m − 1)²)) to avoid cancellation.
+#[doc(hidden)]
 pub fn zero_count_variance(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 || m <= 1 {
         return 0.0;
@@ -208,6 +214,7 @@ pub fn zero_count_variance(m: u64, n: u64, k: u32) -> f64 {
 
 /// Probability q that a bit of the XOR delta is 1 when a fraction c of the n
 /// keys is replaced (§IV): q = 2p(1 − p^c), p the zero fraction.
+#[doc(hidden)]
 pub fn delta_density(m: u64, n: u64, k: u32, c: f64) -> f64 {
     let p = zero_fraction(m, n, k);
     if p <= 0.0 {
@@ -218,6 +225,7 @@ pub fn delta_density(m: u64, n: u64, k: u32, c: f64) -> f64 {
 
 /// A point (m/n, k) evaluated the way the paper's tables are.
 #[derive(Clone, Debug, PartialEq)]
+#[doc(hidden)]
 pub struct Evaluation {
     /// Keys.
     pub n: u64,
@@ -243,6 +251,7 @@ pub struct Evaluation {
 
 /// Delta figures for an [`Evaluation`].
 #[derive(Clone, Debug, PartialEq)]
+#[doc(hidden)]
 pub struct DeltaEvaluation {
     /// Fraction of keys replaced.
     pub c: f64,
@@ -267,6 +276,7 @@ pub struct DeltaEvaluation {
 ///
 /// # Errors
 /// m or k out of range, n = 0 with a delta fraction, c outside (0, 1].
+#[doc(hidden)]
 pub fn evaluate(
     n: u64,
     m: u64,
@@ -639,6 +649,7 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
 /// Frame size in bytes that a filter of n keys with (m, k), or its delta at
 /// change fraction `delta_fraction`, stays within with probability at least
 /// `cons.confidence` (the quantity [`plan_for_size`] keeps under the budget).
+#[doc(hidden)]
 pub fn frame_bound_bytes(
     n: u64,
     m: u64,
@@ -653,6 +664,7 @@ pub fn frame_bound_bytes(
 
 /// Expected frame size in bytes of a filter of n keys with (m, k), or of its
 /// delta at change fraction `delta_fraction`.
+#[doc(hidden)]
 pub fn expected_frame_bytes(n: u64, m: u64, k: u32, delta_fraction: Option<f64>, seed: u64) -> f64 {
     let kind = delta_fraction.map_or(Kind::Filter, Kind::Delta);
     kind.model(m, n, k, seed).expected_frame_bytes()
@@ -721,6 +733,7 @@ pub fn plan_delta_for_fpr(
 ///
 /// # Errors
 /// A budget too small for a raw frame.
+#[doc(hidden)]
 pub fn standard_for_size(n: u64, budget_bytes: u64, seed: u64) -> Result<Plan, PlanError> {
     let raw_fits = |m: u64| {
         m.div_ceil(8) + header::frame_overhead(seed, m, 1, n, m.div_ceil(8)) as u64 <= budget_bytes
@@ -741,6 +754,7 @@ pub fn standard_for_size(n: u64, budget_bytes: u64, seed: u64) -> Result<Plan, P
 ///
 /// # Errors
 /// Invalid target, or none within 2^56 bits.
+#[doc(hidden)]
 pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, PlanError> {
     if !(target_fpr > 0.0 && target_fpr < 1.0) {
         return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
@@ -767,6 +781,7 @@ pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, Plan
 ///
 /// # Errors
 /// c outside (0, 1], or a budget too small for any delta frame.
+#[doc(hidden)]
 pub fn standard_delta_for_size(
     n: u64,
     c: f64,
@@ -795,6 +810,7 @@ pub fn standard_delta_for_size(
 ///
 /// # Errors
 /// Invalid arguments, or no m within 2^56 bits reaches the target.
+#[doc(hidden)]
 pub fn standard_delta_for_fpr(
     n: u64,
     c: f64,
@@ -818,6 +834,7 @@ fn raw_sizes(plan: &mut Plan, seed: u64) {
 
 /// The integer k minimising the finite false-positive rate for (m, n),
 /// i.e. ⌊ln2·m/n⌋ or ⌈ln2·m/n⌉ (clamped to 1..=MAX_K).
+#[doc(hidden)]
 pub fn best_k_uncompressed(m: u64, n: u64) -> u32 {
     if n == 0 {
         return 1;
