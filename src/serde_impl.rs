@@ -12,8 +12,10 @@
 
 use crate::counting::CountingBloomFilter;
 use crate::filter::BloomFilter;
-use crate::format::{self, AnyFilter, DecodeLimits};
+use crate::format::{AnyFilter, Coding, DecodeLimits};
+use crate::kind::{decode_as, Kind};
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::scalable::ScalableBloomFilter;
 use crate::kinds::sparse::SparseFilter;
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -64,36 +66,34 @@ impl<'de, T> Visitor<'de> for FrameVisitor<T> {
     }
 }
 
+/// Serialize and Deserialize for each kind, through its [`Kind`]
+/// implementation: the frame of [`Coding::Auto`], and [`decode_as`] under
+/// the default limits.
 macro_rules! frame_serde {
-    ($ty:ty, $encode:expr, $decode:expr) => {
+    ($($ty:ty),* $(,)?) => {$(
         impl Serialize for $ty {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_bytes(&$encode(self))
+                s.serialize_bytes(&Kind::encode_frame(self, Coding::Auto, None))
             }
         }
 
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 fn decode(b: &[u8]) -> Result<$ty, crate::DecodeError> {
-                    $decode(b, &DecodeLimits::default())
+                    decode_as(b, &DecodeLimits::default())
                 }
                 d.deserialize_bytes(FrameVisitor(PhantomData, decode))
             }
         }
-    };
+    )*};
 }
 
-frame_serde!(BloomFilter, format::encode, format::decode_with_limits);
-frame_serde!(AnyFilter, format::encode_any, format::decode_any);
 frame_serde!(
+    BloomFilter,
+    AnyFilter,
     PartitionedBloomFilter,
-    format::encode_partitioned,
-    format::decode_partitioned
-);
-frame_serde!(SparseFilter, format::encode_sparse, format::decode_sparse);
-frame_serde!(
+    SparseFilter,
     CountingBloomFilter,
-    format::encode_counting,
-    format::decode_counting
+    ScalableBloomFilter,
+    SquidDigest,
 );
-frame_serde!(SquidDigest, format::encode_squid, format::decode_squid);

@@ -19,8 +19,8 @@
 //!   never guesses where the next frame starts, so it is never silently
 //!   misaligned. Reconnect (or start a new codec) to go on.
 
-use crate::format::{self, header, AnyFilter, DecodeError, DecodeLimits, FrameHeader};
-use crate::BloomFilter;
+use crate::format::{self, header, AnyFilter, Coding, DecodeError, DecodeLimits, FrameHeader};
+use crate::kind::{decode_as, Kind};
 use bytes::{BufMut, Bytes, BytesMut};
 use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
@@ -75,7 +75,15 @@ impl Frame {
     /// # Errors
     /// As [`crate::decode_any`].
     pub fn decode(&self, limits: &DecodeLimits) -> Result<AnyFilter, DecodeError> {
-        format::decode_any(&self.bytes, limits)
+        self.decode_as(limits)
+    }
+
+    /// Decodes a full frame of kind `F`.
+    ///
+    /// # Errors
+    /// As [`crate::decode_as`].
+    pub fn decode_as<F: Kind>(&self, limits: &DecodeLimits) -> Result<F, DecodeError> {
+        decode_as(&self.bytes, limits)
     }
 }
 
@@ -159,20 +167,12 @@ impl Decoder for FrameCodec {
     }
 }
 
-impl Encoder<&AnyFilter> for FrameCodec {
+/// A filter of any kind, as its full frame with [`Coding::Auto`].
+impl<F: Kind> Encoder<&F> for FrameCodec {
     type Error = CodecError;
 
-    fn encode(&mut self, f: &AnyFilter, dst: &mut BytesMut) -> Result<(), CodecError> {
-        dst.put_slice(&format::encode_any(f));
-        Ok(())
-    }
-}
-
-impl Encoder<&BloomFilter> for FrameCodec {
-    type Error = CodecError;
-
-    fn encode(&mut self, f: &BloomFilter, dst: &mut BytesMut) -> Result<(), CodecError> {
-        dst.put_slice(&format::encode(f));
+    fn encode(&mut self, f: &F, dst: &mut BytesMut) -> Result<(), CodecError> {
+        dst.put_slice(&f.encode_frame(Coding::Auto, None));
         Ok(())
     }
 }

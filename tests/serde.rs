@@ -4,6 +4,7 @@
 
 use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::squid::{method, SquidDigest};
 use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams};
@@ -40,6 +41,10 @@ fn every_type_round_trips_as_its_frame() {
     both(&p, &format::encode_partitioned(&p));
     both(&s, &format::encode_sparse(&s));
     both(&d, &format::encode_squid(&d));
+    let mut g = ScalableBloomFilter::new(ScalablePolicy::new(100, 0.01), 1).unwrap();
+    keys.iter().for_each(|k| g.insert(k));
+    assert!(g.layers().len() > 1, "the frame carries several layers");
+    both(&g, &format::encode_scalable(&g));
     let any = AnyFilter::Sparse(s.clone());
     both(&any, &format::encode_any(&any));
 }
