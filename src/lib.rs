@@ -96,6 +96,8 @@ pub mod filter;
 pub mod hash;
 #[cfg(feature = "std")]
 pub mod math;
+#[cfg(feature = "nats")]
+pub mod nats;
 #[cfg(feature = "std")]
 pub mod plan;
 #[cfg(feature = "serde")]
