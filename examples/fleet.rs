@@ -361,7 +361,7 @@ fn main() {
             "updates_per_s": (ups * 10.0).round() / 10.0,
             "late_joiner_catch_up_ms": catch_up_ms.map(|ms| ms.round()),
             "converged_s": (converged * 100.0).round() / 100.0,
-            "publisher_cpu_s": published.cpu_seconds,
+            "publisher_cpu_s": (published.cpu_seconds * 100.0).round() / 100.0,
             "subscribers_cpu_s": (subscribers_cpu * 100.0).round() / 100.0,
         })
     );

@@ -28,8 +28,9 @@
 //!
 //! Each message also carries the update identity in headers
 //! ([`headers`]), so that a consumer can route or filter without decoding
-//! the frame. The subscriber does not trust them: [`Subscriber::receive`]
-//! checks the identity inside the frame, under its CRC.
+//! the frame. The subscriber does not trust them:
+//! [`Subscriber::receive`](crate::sync::Subscriber::receive) checks the
+//! identity inside the frame, under its CRC.
 //!
 //! # Faults
 //!

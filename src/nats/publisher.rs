@@ -36,6 +36,11 @@ impl PublishStats {
 
 /// Publishes one filter's updates: every update on the update subject, and
 /// the latest full frame on the full-frame subject.
+///
+/// A frame is one NATS message, so the server's `max_payload` (1 MiB by
+/// default) bounds the full frame: a larger filter needs a server
+/// configured for it, or [`NatsError::Publish`] says the message is too
+/// large.
 pub struct NatsPublisher {
     js: jetstream::Context,
     config: NatsConfig,
