@@ -110,6 +110,8 @@ pub mod hash;
 #[cfg(feature = "std")]
 #[doc(hidden)]
 pub mod math;
+#[cfg(feature = "nats")]
+pub mod nats;
 #[cfg(feature = "std")]
 pub mod plan;
 #[cfg(feature = "serde")]

@@ -1,0 +1,371 @@
+//! One publisher and a fleet of subscribers over a NATS JetStream server
+//! that you started (`nats-server -js`): how many bytes the updates cost
+//! against a full frame each time, how fast they go out, how long a late
+//! joiner takes to catch up, and whether every subscriber ends with the
+//! publisher's filter.
+//!
+//! ```text
+//! nats-server -js -a 127.0.0.1 -p 4222 -sd /tmp/nats-store &
+//! cargo run --release --features nats --example fleet -- \
+//!     --server nats://127.0.0.1:4222 --subscribers 20 --updates 50 --churn 0.01
+//! ```
+//!
+//! The publisher holds `--keys` keys (10^5 by default) in a filter sized
+//! for a 1% false-positive rate; each update replaces the fraction
+//! `--churn` of them. One subscriber joins after half of the updates; one
+//! is stopped for a fifth of the updates and then restarted without its
+//! state. Each subscriber has a connection of its own. The last line of
+//! output is one JSON object.
+//!
+//! CPU times come from /proc (Linux; clock ticks of 10 ms): the
+//! publisher's is its thread's (it runs on a runtime of its own, with its
+//! connection), the subscribers' is the rest of the process during the run.
+//! The stream `CBLOOM_cbloom-example_fleet` is deleted at the start so
+//! that each run measures from an empty stream.
+
+use compressed_bloom::nats::{Event, NatsConfig, NatsPublisher, NatsSubscriber};
+use compressed_bloom::{
+    encode_with_identity, BloomFilter, DecodeLimits, FilterParams, Publisher, Subscriber, UpdateId,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The command line.
+struct Args {
+    server: String,
+    subscribers: usize,
+    updates: u64,
+    churn: f64,
+    keys: u64,
+    full_period_ms: u64,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
+         [--keys K] [--full-period-ms MS]\n\
+         defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
+         100000 keys, a full frame copy every 2000 ms"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        server: "nats://127.0.0.1:4222".into(),
+        subscribers: 20,
+        updates: 50,
+        churn: 0.01,
+        keys: 100_000,
+        full_period_ms: 2000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let Some(value) = it.next() else { usage() };
+        fn num<T: std::str::FromStr>(v: &str) -> T {
+            v.parse().unwrap_or_else(|_| usage())
+        }
+        match flag.as_str() {
+            "--server" => a.server = value,
+            "--subscribers" => a.subscribers = num(&value),
+            "--updates" => a.updates = num(&value),
+            "--churn" => a.churn = num(&value),
+            "--keys" => a.keys = num(&value),
+            "--full-period-ms" => a.full_period_ms = num(&value),
+            _ => usage(),
+        }
+    }
+    if a.subscribers < 2 || a.updates < 2 || !(0.0..=1.0).contains(&a.churn) || a.keys == 0 {
+        usage()
+    }
+    a
+}
+
+/// CPU seconds (user + system) of the process or of the calling thread.
+fn cpu_seconds(path: &str) -> f64 {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses:
+    // utime and stime are the 14th and 15th fields overall.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<u64>() as f64 / 100.0
+}
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_le_bytes()
+}
+
+/// What the publisher thread reports at the end.
+struct Published {
+    last: UpdateId,
+    filter: BloomFilter,
+    bytes_sent: u64,
+    full_copies: u64,
+    full_updates: u64,
+    bytes_full_every_time: u64,
+    seconds: f64,
+    cpu_seconds: f64,
+}
+
+/// Publishes `args.updates` updates; `progress` carries the last update's
+/// number and identity.
+fn run_publisher(
+    args: &Args,
+    config: NatsConfig,
+    params: FilterParams,
+    progress: watch::Sender<(u64, Option<UpdateId>)>,
+) -> Published {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = async_nats::connect(&args.server).await.unwrap_or_else(|e| {
+            eprintln!("cannot connect to {}: {e}", args.server);
+            std::process::exit(1)
+        });
+        let js = async_nats::jetstream::new(client.clone());
+        let _ = js.delete_stream(config.stream_name()).await;
+        let mut np = NatsPublisher::new(client, config).await.unwrap();
+        // Only the first update must be full: afterwards the publisher
+        // sends the smaller of delta and full, and the full-frame subject
+        // gets a copy every period for late joiners.
+        let mut p = Publisher::new(params, u32::MAX).unwrap();
+        for i in 0..args.keys {
+            p.insert(&key(i));
+        }
+        let per_update = ((args.keys as f64 * args.churn).round() as u64).min(args.keys);
+        let (mut oldest, mut next) = (0u64, args.keys);
+        let mut full_every_time = 0u64;
+        let mut measure_cpu = 0.0;
+        let cpu0 = cpu_seconds("/proc/thread-self/stat");
+        let t0 = Instant::now();
+        let mut last = None;
+        for u in 0..args.updates {
+            for _ in 0..per_update {
+                p.remove(&key(oldest));
+                p.insert(&key(next));
+                oldest += 1;
+                next += 1;
+            }
+            let update = np.publish(&mut p).await.unwrap();
+            // What a full frame for this update would have cost (measured,
+            // and its CPU time kept out of the publisher's).
+            let c = cpu_seconds("/proc/thread-self/stat");
+            full_every_time += encode_with_identity(&p.current(), update.id).len() as u64;
+            measure_cpu += cpu_seconds("/proc/thread-self/stat") - c;
+            last = Some(update.id);
+            progress.send_replace((u + 1, last));
+        }
+        let seconds = t0.elapsed().as_secs_f64();
+        let cpu = cpu_seconds("/proc/thread-self/stat") - cpu0 - measure_cpu;
+        let stats = np.stats();
+        Published {
+            last: last.unwrap(),
+            filter: p.current(),
+            bytes_sent: stats.bytes(),
+            full_copies: stats.full_copies,
+            full_updates: stats.full_updates,
+            bytes_full_every_time: full_every_time,
+            seconds,
+            cpu_seconds: cpu.max(0.0),
+        }
+    })
+}
+
+/// A subscriber in a task of its own, with a connection of its own.
+struct Member {
+    state: watch::Receiver<compressed_bloom::nats::Snapshot>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn join(server: &str, config: &NatsConfig) -> Member {
+    let client = async_nats::connect(server).await.unwrap();
+    let mut sub = NatsSubscriber::new(
+        client,
+        config.clone(),
+        Subscriber::new(DecodeLimits::default()),
+    );
+    let state = sub.watch();
+    let task = tokio::spawn(async move {
+        loop {
+            if let Event::Skipped { reason, .. } = sub.next_event().await {
+                if !matches!(reason, compressed_bloom::SyncError::Stale { .. }) {
+                    eprintln!("subscriber skipped a frame: {reason}");
+                }
+            }
+        }
+    });
+    Member { state, task }
+}
+
+/// Waits (at most `limit`) until `m` holds version `v` or a later one.
+async fn reached(m: &mut Member, v: UpdateId, limit: Duration) -> bool {
+    let at = |s: &compressed_bloom::nats::Snapshot| {
+        s.version.is_some_and(|h| h.version() >= v.version())
+    };
+    matches!(
+        tokio::time::timeout(limit, m.state.wait_for(at)).await,
+        Ok(Ok(_))
+    )
+}
+
+fn main() {
+    let args = parse_args();
+    // Sized for a 1% false-positive rate: m = -n ln p / ln² 2, k = m/n ln 2.
+    let n = args.keys as f64;
+    let m = (-n * 0.01f64.ln() / std::f64::consts::LN_2.powi(2)).ceil() as u64;
+    let k = ((m as f64 / n) * std::f64::consts::LN_2).round().max(1.0) as u32;
+    let params = FilterParams::new(m, k, 0x5eed);
+    let mut config = NatsConfig::new("cbloom-example", "fleet").unwrap();
+    config.full_period = Some(Duration::from_millis(args.full_period_ms));
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (progress_tx, mut progress) = watch::channel((0u64, None));
+    let cpu_start = cpu_seconds("/proc/self/stat");
+    let t0 = Instant::now();
+    let args = Arc::new(args);
+    let publisher = {
+        let (args, config) = (Arc::clone(&args), config.clone());
+        std::thread::spawn(move || run_publisher(&args, config, params, progress_tx))
+    };
+
+    let result = rt.block_on(async {
+        let u = args.updates;
+        // Everyone but the late joiner, from the start.
+        let mut members = Vec::new();
+        for _ in 0..args.subscribers - 1 {
+            members.push(join(&args.server, &config).await);
+        }
+        // Index 0 is stopped for a fifth of the updates, from a quarter on.
+        let (stop_at, restart_at, join_at) = (u / 4, u / 4 + (u / 5).max(1), u / 2);
+        let mut late: Option<(Member, Instant, UpdateId)> = None;
+        let mut catch_up_ms = None;
+        let (mut stopped, mut restarted) = (false, false);
+        loop {
+            let (done, last) = *progress.borrow_and_update();
+            if !stopped && done >= stop_at {
+                members[0].task.abort();
+                stopped = true;
+            }
+            if stopped && !restarted && done >= restart_at {
+                members[0] = join(&args.server, &config).await;
+                restarted = true;
+            }
+            if late.is_none() && done >= join_at {
+                if let Some(v) = last {
+                    late = Some((join(&args.server, &config).await, Instant::now(), v));
+                }
+            }
+            if let Some((m, started, v)) = late.as_mut() {
+                if catch_up_ms.is_none()
+                    && m.state
+                        .borrow()
+                        .version
+                        .is_some_and(|h| h.version() >= v.version())
+                {
+                    catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            if done >= u && late.is_some() {
+                break;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(20), progress.changed()).await;
+        }
+        let published = tokio::task::spawn_blocking(move || publisher.join().unwrap())
+            .await
+            .unwrap();
+        let (mut late, started, v) = late.unwrap();
+        if catch_up_ms.is_none() && reached(&mut late, v, Duration::from_secs(60)).await {
+            catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+        }
+        members.push(late);
+        let mut equal_each = Vec::new();
+        for m in &mut members {
+            let ok = reached(m, published.last, Duration::from_secs(60)).await
+                && m.state.borrow().filter.as_deref() == Some(&published.filter);
+            equal_each.push(ok);
+        }
+        let converged = t0.elapsed().as_secs_f64();
+        for m in &members {
+            m.task.abort();
+        }
+        (published, equal_each, catch_up_ms, converged)
+    });
+    let (published, equal_each, catch_up_ms, converged) = result;
+    let cpu_total = cpu_seconds("/proc/self/stat") - cpu_start;
+    let subscribers_cpu = (cpu_total - published.cpu_seconds).max(0.0);
+    let n_subs = args.subscribers;
+    let equal = equal_each.iter().all(|&e| e);
+    let restarted_equal = equal_each[0];
+    let late_joiner_equal = equal_each[n_subs - 1];
+    let uncompressed = m.div_ceil(8);
+    let per_update = published.bytes_sent as f64 / args.updates as f64;
+    let ratio = published.bytes_sent as f64 / published.bytes_full_every_time as f64;
+    let ups = args.updates as f64 / published.seconds;
+
+    println!(
+        "{n_subs} subscribers, {} updates of {} keys ({}% churn); filter m = {m} bits, k = {k} ({uncompressed} bytes uncompressed)",
+        args.updates,
+        args.keys,
+        args.churn * 100.0
+    );
+    println!(
+        "published {:.1} updates/s; {} bytes in all, {per_update:.0} per update: {:.1}% of a full frame each time, {:.1}% of the uncompressed filter",
+        ups,
+        published.bytes_sent,
+        ratio * 100.0,
+        per_update / uncompressed as f64 * 100.0
+    );
+    println!(
+        "{} full updates, {} full-frame copies; late joiner caught up in {} ms; all equal after {converged:.2} s",
+        published.full_updates,
+        published.full_copies,
+        catch_up_ms.map_or("-".into(), |ms| format!("{ms:.0}"))
+    );
+    println!(
+        "equal: all {equal}, late joiner {late_joiner_equal}, restarted {restarted_equal}; CPU: publisher {:.2} s, subscribers {:.2} s ({:.1} ms each)",
+        published.cpu_seconds,
+        subscribers_cpu,
+        subscribers_cpu / n_subs as f64 * 1e3
+    );
+    println!(
+        "{}",
+        serde_json::json!({
+            "subscribers": n_subs,
+            "updates": args.updates,
+            "keys": args.keys,
+            "churn": args.churn,
+            "m": m,
+            "k": k,
+            "equal": equal,
+            "late_joiner_equal": late_joiner_equal,
+            "restarted_equal": restarted_equal,
+            "bytes_sent": published.bytes_sent,
+            "bytes_full_every_time": published.bytes_full_every_time,
+            "bytes_sent_ratio": (ratio * 1e4).round() / 1e4,
+            "bytes_per_update": per_update.round(),
+            "uncompressed_filter_bytes": uncompressed,
+            "full_updates": published.full_updates,
+            "full_copies": published.full_copies,
+            "updates_per_s": (ups * 10.0).round() / 10.0,
+            "late_joiner_catch_up_ms": catch_up_ms.map(|ms| ms.round()),
+            "converged_s": (converged * 100.0).round() / 100.0,
+            "publisher_cpu_s": (published.cpu_seconds * 100.0).round() / 100.0,
+            "subscribers_cpu_s": (subscribers_cpu * 100.0).round() / 100.0,
+        })
+    );
+    if !equal {
+        std::process::exit(1);
+    }
+}

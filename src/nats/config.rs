@@ -1,0 +1,179 @@
+//! Names (subjects, stream) and tunables shared by both sides.
+
+use super::NatsError;
+use async_nats::jetstream::stream;
+use std::time::Duration;
+
+/// Where a filter's frames go and how often the full frame is refreshed.
+/// Publisher and subscribers of one filter must use the same prefix, filter
+/// name and stream name; the tunables may differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NatsConfig {
+    prefix: String,
+    filter: String,
+    /// How many messages the stream keeps per subject: the update history
+    /// a subscriber that was away can still replay (older ones are dropped
+    /// and such a subscriber resynchronises from the full frame instead).
+    /// The full-frame subject keeps one message whatever this is.
+    pub delta_history: i64,
+    /// The longest time between two copies of the full frame on the
+    /// full-frame subject while updates are published: how far behind the
+    /// head a late joiner may start (it then replays the deltas since), and
+    /// how long a subscriber that lost a delta after a purge waits.
+    /// `None` puts a copy only when the publisher sends a full frame.
+    pub full_period: Option<Duration>,
+    /// The first wait after a failure (a missing stream, a lost connection,
+    /// no full frame to resynchronise from); each further failure doubles
+    /// it, up to [`max_backoff`](Self::max_backoff). A success resets it.
+    pub min_backoff: Duration,
+    /// The longest wait between two attempts, so that a subscriber neither
+    /// spins against a missing stream nor waits long once it is back.
+    pub max_backoff: Duration,
+    /// How long a subscriber waits for an update before it checks that the
+    /// stream is still there and its consumer still delivers: a deleted or
+    /// replaced stream, or a consumer lost in a server restart, is not
+    /// otherwise reported by the client.
+    pub probe_interval: Duration,
+    /// How many times the publisher tries to store a frame (recreating the
+    /// stream if it is gone) before it gives up with
+    /// [`NatsError::Publish`].
+    pub publish_attempts: u32,
+}
+
+/// Checks one part of a subject: the characters NATS gives a meaning to
+/// (wildcards, the token separator, whitespace) are refused.
+fn check(what: &'static str, name: &str, dots: bool) -> Result<(), NatsError> {
+    let bad = |why| {
+        Err(NatsError::InvalidName {
+            what,
+            name: name.to_owned(),
+            why,
+        })
+    };
+    if name.is_empty() {
+        return bad("empty");
+    }
+    if name.contains(['*', '>']) || name.chars().any(char::is_whitespace) {
+        return bad("holds a wildcard or whitespace");
+    }
+    if !dots && name.contains('.') {
+        return bad("holds a dot (a filter name is one subject token)");
+    }
+    if name.split('.').any(str::is_empty) {
+        return bad("has an empty subject token");
+    }
+    Ok(())
+}
+
+impl NatsConfig {
+    /// Subjects `<prefix>.<filter>.delta` and `<prefix>.<filter>.full`.
+    /// `prefix` may span several tokens (`fleet.eu`); `filter` is one.
+    ///
+    /// Defaults: 1024 updates of history, a full frame at least every 10 s,
+    /// backoff from 100 ms to 5 s, a probe after 2 s without updates, 5
+    /// publish attempts.
+    ///
+    /// # Errors
+    /// [`NatsError::InvalidName`] for a name that cannot form the subjects.
+    pub fn new(prefix: &str, filter: &str) -> Result<Self, NatsError> {
+        check("prefix", prefix, true)?;
+        check("filter name", filter, false)?;
+        Ok(NatsConfig {
+            prefix: prefix.to_owned(),
+            filter: filter.to_owned(),
+            delta_history: 1024,
+            full_period: Some(Duration::from_secs(10)),
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            probe_interval: Duration::from_secs(2),
+            publish_attempts: 5,
+        })
+    }
+
+    /// The subject of every update, in order.
+    pub fn update_subject(&self) -> String {
+        format!("{}.{}.delta", self.prefix, self.filter)
+    }
+
+    /// The subject that keeps the latest full frame.
+    pub fn full_subject(&self) -> String {
+        format!("{}.{}.full", self.prefix, self.filter)
+    }
+
+    /// The JetStream stream holding both subjects: `CBLOOM_<prefix>_<filter>`
+    /// with the prefix's dots (and any character a stream name cannot
+    /// hold) as `_`.
+    pub fn stream_name(&self) -> String {
+        let clean = |s: &str| -> String {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        };
+        format!("CBLOOM_{}_{}", clean(&self.prefix), clean(&self.filter))
+    }
+
+    /// The stream as the publisher creates it: file storage (so that a
+    /// restarted server still has the history and the full frame), the
+    /// history limit per subject, and rollup headers allowed (the
+    /// full-frame subject's one-message rule).
+    pub(crate) fn stream_config(&self) -> stream::Config {
+        stream::Config {
+            name: self.stream_name(),
+            subjects: vec![self.update_subject(), self.full_subject()],
+            max_messages_per_subject: self.delta_history.max(1),
+            storage: stream::StorageType::File,
+            discard: stream::DiscardPolicy::Old,
+            allow_rollup: true,
+            ..Default::default()
+        }
+    }
+
+    /// The wait after `current`: doubled, within the configured bounds.
+    pub(crate) fn next_backoff(&self, current: Duration) -> Duration {
+        current
+            .saturating_mul(2)
+            .clamp(self.min_backoff, self.max_backoff.max(self.min_backoff))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_cannot_form_subjects_are_refused() {
+        for (prefix, filter) in [
+            ("", "f"),
+            ("p", ""),
+            ("p.*", "f"),
+            ("p", "f.g"),
+            ("p", "f>"),
+            ("p q", "f"),
+            ("p..q", "f"),
+            (".p", "f"),
+        ] {
+            assert!(
+                NatsConfig::new(prefix, filter).is_err(),
+                "{prefix:?} {filter:?}"
+            );
+        }
+        let c = NatsConfig::new("fleet.eu", "blocked-ips").unwrap();
+        assert_eq!(c.update_subject(), "fleet.eu.blocked-ips.delta");
+        assert_eq!(c.full_subject(), "fleet.eu.blocked-ips.full");
+        assert_eq!(c.stream_name(), "CBLOOM_fleet_eu_blocked-ips");
+    }
+
+    #[test]
+    fn backoff_doubles_within_bounds() {
+        let c = NatsConfig::new("p", "f").unwrap();
+        assert_eq!(c.next_backoff(Duration::ZERO), c.min_backoff);
+        assert_eq!(c.next_backoff(c.min_backoff), c.min_backoff * 2);
+        assert_eq!(c.next_backoff(c.max_backoff), c.max_backoff);
+    }
+}

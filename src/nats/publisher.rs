@@ -1,0 +1,237 @@
+//! The sending side: a [`SyncPublisher`]'s updates stored in JetStream.
+
+use super::{headers, NatsConfig, NatsError, SyncPublisher};
+use crate::sync::{Update, UpdateKind};
+use async_nats::header::{NATS_MESSAGE_ID, NATS_ROLLUP};
+use async_nats::jetstream;
+use async_nats::HeaderMap;
+use bytes::Bytes;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What a [`NatsPublisher`] has stored so far (frames the server
+/// acknowledged).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PublishStats {
+    /// Updates stored on the update subject.
+    pub updates: u64,
+    /// How many of them were full frames.
+    pub full_updates: u64,
+    /// Their frame bytes.
+    pub update_bytes: u64,
+    /// Copies of the full frame stored on the full-frame subject.
+    pub full_copies: u64,
+    /// Their frame bytes.
+    pub full_copy_bytes: u64,
+    /// Attempts that failed and were retried.
+    pub retries: u64,
+}
+
+impl PublishStats {
+    /// Every frame byte sent to the server: updates and full copies.
+    pub fn bytes(&self) -> u64 {
+        self.update_bytes.saturating_add(self.full_copy_bytes)
+    }
+}
+
+/// Publishes one filter's updates: every update on the update subject, and
+/// the latest full frame on the full-frame subject.
+///
+/// A frame is one NATS message, so the server's `max_payload` (1 MiB by
+/// default) bounds the full frame: a larger filter needs a server
+/// configured for it, or [`NatsError::Publish`] says the message is too
+/// large.
+pub struct NatsPublisher {
+    js: jetstream::Context,
+    config: NatsConfig,
+    update_subject: String,
+    full_subject: String,
+    /// When the full-frame subject was last written.
+    last_copy: Option<Instant>,
+    /// A store failed, or the stream had to be created again: the
+    /// full-frame subject may lack the latest version.
+    copy_owed: bool,
+    stats: PublishStats,
+}
+
+impl std::fmt::Debug for NatsPublisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsPublisher")
+            .field("stream", &self.config.stream_name())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NatsPublisher {
+    /// A publisher on `client` for `config`'s subjects; creates the stream
+    /// if it does not exist (an existing stream is used as it is).
+    ///
+    /// # Errors
+    /// [`NatsError::Stream`] if the stream can be neither found nor
+    /// created (no JetStream on the server, or a stream of that name with
+    /// other subjects).
+    pub async fn new(client: async_nats::Client, config: NatsConfig) -> Result<Self, NatsError> {
+        let p = NatsPublisher {
+            js: jetstream::new(client),
+            update_subject: config.update_subject(),
+            full_subject: config.full_subject(),
+            config,
+            last_copy: None,
+            copy_owed: false,
+            stats: PublishStats::default(),
+        };
+        p.ensure_stream().await?;
+        Ok(p)
+    }
+
+    /// What was stored so far.
+    pub fn stats(&self) -> PublishStats {
+        self.stats
+    }
+
+    async fn ensure_stream(&self) -> Result<(), NatsError> {
+        self.js
+            .get_or_create_stream(self.config.stream_config())
+            .await
+            .map(drop)
+            .map_err(|e| NatsError::Stream {
+                stream: self.config.stream_name(),
+                source: e.into(),
+            })
+    }
+
+    /// Stores one message and returns its stream sequence. A failed attempt
+    /// is retried after a backoff, with the stream created again if it was
+    /// deleted; the `Nats-Msg-Id` header of updates makes the server drop
+    /// a retry of a message it did store.
+    async fn store(
+        &mut self,
+        subject: &str,
+        headers: HeaderMap,
+        frame: &[u8],
+    ) -> Result<u64, NatsError> {
+        let payload = Bytes::copy_from_slice(frame);
+        let mut backoff = Duration::ZERO;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let stored = async {
+                self.js
+                    .publish_with_headers(subject.to_owned(), headers.clone(), payload.clone())
+                    .await?
+                    .await
+            }
+            .await;
+            match stored {
+                Ok(ack) => return Ok(ack.sequence),
+                Err(e) if attempts >= self.config.publish_attempts.max(1) => {
+                    self.copy_owed = true;
+                    return Err(NatsError::Publish {
+                        subject: subject.to_owned(),
+                        attempts,
+                        source: e.into(),
+                    });
+                }
+                Err(_) => {
+                    self.copy_owed = true;
+                    self.stats.retries += 1;
+                    backoff = self.config.next_backoff(backoff);
+                    tokio::time::sleep(backoff).await;
+                    // A deleted stream comes back empty: the full-frame
+                    // subject gets the latest version at the next chance
+                    // (copy_owed). A server that is down fails here too;
+                    // the next attempt tells.
+                    let _ = self.ensure_stream().await;
+                }
+            }
+        }
+    }
+
+    /// Stores `update` on the update subject, and a full frame also on the
+    /// full-frame subject. Returns the update's stream sequence.
+    ///
+    /// # Errors
+    /// [`NatsError::Publish`] after the configured attempts. Subscribers
+    /// then see a gap at the next update and resynchronise from the next
+    /// full frame; [`publish`](Self::publish) and
+    /// [`refresh`](Self::refresh) put one as soon as the server takes it.
+    pub async fn send(&mut self, update: &Update) -> Result<u64, NatsError> {
+        let mut h = headers::for_update(update);
+        let id = update.id;
+        h.insert(
+            NATS_MESSAGE_ID,
+            format!("{}.{}.{}", id.stream, id.epoch, id.seq).as_str(),
+        );
+        let subject = self.update_subject.clone();
+        let seq = self.store(&subject, h, &update.frame).await?;
+        self.stats.updates += 1;
+        self.stats.update_bytes += update.frame.len() as u64;
+        if update.kind == UpdateKind::Full {
+            self.stats.full_updates += 1;
+            self.put_full(update).await?;
+        }
+        Ok(seq)
+    }
+
+    /// Stores `full` as the latest full frame (the server drops the one
+    /// before: `Nats-Rollup: sub`).
+    async fn put_full(&mut self, full: &Update) -> Result<(), NatsError> {
+        let mut h = headers::for_update(full);
+        h.insert(NATS_ROLLUP, "sub");
+        let subject = self.full_subject.clone();
+        self.store(&subject, h, &full.frame).await?;
+        self.stats.full_copies += 1;
+        self.stats.full_copy_bytes += full.frame.len() as u64;
+        self.last_copy = Some(Instant::now());
+        self.copy_owed = false;
+        Ok(())
+    }
+
+    /// Whether the full-frame subject should get the latest version now.
+    fn copy_due(&self) -> bool {
+        if self.copy_owed {
+            return true;
+        }
+        match (self.last_copy, self.config.full_period) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(at), Some(period)) => at.elapsed() >= period,
+        }
+    }
+
+    /// Publishes the publisher's next update ([`SyncPublisher::publish`]:
+    /// a delta, or a full frame when it chooses one), and puts the full
+    /// frame on the full-frame subject when the full period has passed.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send). The update is consumed from `publisher`
+    /// either way: a lost update is a gap that subscribers repair from the
+    /// next full frame.
+    pub async fn publish(&mut self, publisher: &mut SyncPublisher) -> Result<Update, NatsError> {
+        let update = publisher.publish();
+        self.send(&update).await?;
+        self.refresh(publisher).await?;
+        Ok(update)
+    }
+
+    /// Puts the publisher's last version on the full-frame subject if the
+    /// full period has passed since the last copy (or a store failed since
+    /// then). Call it from a timer when the publisher is idle: a copy is
+    /// put every period even when nothing changed, so that a purged stream
+    /// gets a full frame back for subscribers to resynchronise from.
+    /// Returns whether a copy was put.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub async fn refresh(&mut self, publisher: &SyncPublisher) -> Result<bool, NatsError> {
+        let Some(full) = publisher.full_frame() else {
+            return Ok(false);
+        };
+        if !self.copy_due() {
+            return Ok(false);
+        }
+        self.put_full(&full).await?;
+        Ok(true)
+    }
+}

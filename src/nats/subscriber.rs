@@ -1,0 +1,479 @@
+//! The receiving side: a [`SyncSubscriber`] fed from JetStream, with the
+//! catch-up, resynchronisation and reconnection around it.
+
+use super::{Filter, NatsConfig, SyncSubscriber};
+use crate::format::UpdateId;
+use crate::sync::{SyncError, UpdateKind};
+use async_nats::jetstream::{
+    self,
+    consumer::{
+        pull::{Ordered, OrderedConfig},
+        DeliverPolicy,
+    },
+    context::{GetStreamError, GetStreamErrorKind},
+    stream::{LastRawMessageErrorKind, Stream},
+    ErrorCode,
+};
+use futures_util::StreamExt;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// What a subscriber holds, as shared with the application through
+/// [`NatsSubscriber::watch`]: a filter the publisher had, and its version.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The current filter; `None` until the first full frame. Shared, so
+    /// readers never block the subscriber and never see a half-applied
+    /// update.
+    pub filter: Option<Arc<Filter>>,
+    /// The version of [`filter`](Self::filter), if its frames carried an
+    /// identity.
+    pub version: Option<UpdateId>,
+}
+
+/// One step of a subscriber, as [`NatsSubscriber::next_event`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A frame of the update subject was taken.
+    Applied {
+        /// A delta, or a full frame the publisher sent.
+        kind: UpdateKind,
+        /// The version now held.
+        version: Option<UpdateId>,
+        /// The message's JetStream stream sequence.
+        stream_sequence: u64,
+        /// The frame's length.
+        bytes: usize,
+    },
+    /// The latest full frame was taken from the full-frame subject: at the
+    /// start, or after a gap. The deltas that follow it come next.
+    Resynchronised {
+        /// The version held before, if any.
+        previous: Option<UpdateId>,
+        /// The version now held.
+        version: Option<UpdateId>,
+        /// The message's JetStream stream sequence.
+        stream_sequence: u64,
+        /// The frame's length.
+        bytes: usize,
+    },
+    /// A frame was refused; the state is unchanged. A gap
+    /// ([`SyncError::NeedFull`]) makes the subscriber look for a newer full
+    /// frame; a stale frame, another stream's, another kind's, one beyond
+    /// the limits or a corrupt one is only reported.
+    Skipped {
+        /// The message's JetStream stream sequence (0 if unknown).
+        stream_sequence: u64,
+        /// Whether it came from the full-frame subject.
+        from_full_subject: bool,
+        /// Why [`SyncSubscriber::receive`] refused it.
+        reason: SyncError,
+    },
+    /// Something the subscriber needs is not there; it tries again after
+    /// `retry_in` (growing with each failure, within the configured
+    /// backoff bounds), and meanwhile keeps its state.
+    Waiting {
+        /// What is missing.
+        reason: WaitReason,
+        /// When it looks again.
+        retry_in: Duration,
+    },
+    /// The stream was deleted and created anew (or replaced) since the
+    /// subscriber last saw it: its history and sequence numbers restarted,
+    /// so the subscriber resynchronises from the next full frame.
+    StreamReplaced,
+}
+
+/// Why a subscriber waits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitReason {
+    /// The JetStream stream does not exist (not created yet, or deleted).
+    StreamMissing,
+    /// The full-frame subject is empty (nothing published yet, or the
+    /// stream was purged): the subscriber consumes updates meanwhile, and
+    /// takes the first full frame that comes.
+    NoFullFrame,
+    /// An update is missing and the full-frame subject holds no newer
+    /// version than the one held: the next full frame will do.
+    NoNewerFullFrame,
+    /// The server did not answer, or the connection or the consumer
+    /// failed.
+    Server(String),
+}
+
+/// A subscriber to one filter's subjects: [`next_event`](Self::next_event)
+/// drives it, and [`watch`](Self::watch) or [`filter`](Self::filter) give
+/// its current filter.
+///
+/// Run it in a task of its own (`loop { sub.next_event().await; }`), or
+/// interleave it with other work: nothing happens between calls.
+pub struct NatsSubscriber {
+    js: jetstream::Context,
+    config: NatsConfig,
+    update_subject: String,
+    full_subject: String,
+    sub: SyncSubscriber,
+    snapshot: watch::Sender<Snapshot>,
+    messages: Option<Ordered>,
+    /// The stream sequence the update consumer (re)starts from; 0 while no
+    /// position is known (then it starts at the stream's first message).
+    next_seq: u64,
+    /// A gap was seen: look for a newer full frame at `full_check_at`.
+    need_full: bool,
+    full_check_at: Instant,
+    backoff: Duration,
+    /// When a message last arrived or the stream was last looked at.
+    last_activity: Instant,
+    /// After a failure, nothing is asked of the server before this.
+    resume_at: Option<Instant>,
+    /// The stream's creation time, to notice a replaced stream.
+    created: Option<i128>,
+    pending: VecDeque<Event>,
+}
+
+impl std::fmt::Debug for NatsSubscriber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsSubscriber")
+            .field("stream", &self.config.stream_name())
+            .field("version", &self.sub.version())
+            .field("next_seq", &self.next_seq)
+            .field("need_full", &self.need_full)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A failed stream lookup, as a reason to wait.
+fn stream_error(e: GetStreamError) -> WaitReason {
+    match e.kind() {
+        GetStreamErrorKind::JetStream(j) if j.error_code() == ErrorCode::STREAM_NOT_FOUND => {
+            WaitReason::StreamMissing
+        }
+        _ => server(e),
+    }
+}
+
+/// A failed request, as a reason to wait.
+fn server(e: impl std::fmt::Display) -> WaitReason {
+    WaitReason::Server(e.to_string())
+}
+
+impl NatsSubscriber {
+    /// A subscriber to `config`'s subjects that feeds `subscriber` (build it
+    /// with the decode limits and, if known, the stream to follow). It
+    /// talks to the server only once [`next_event`](Self::next_event) is
+    /// called.
+    pub fn new(client: async_nats::Client, config: NatsConfig, subscriber: SyncSubscriber) -> Self {
+        let snapshot = Snapshot {
+            filter: subscriber.filter().cloned().map(Arc::new),
+            version: subscriber.version(),
+        };
+        NatsSubscriber {
+            js: jetstream::new(client),
+            update_subject: config.update_subject(),
+            full_subject: config.full_subject(),
+            config,
+            sub: subscriber,
+            snapshot: watch::Sender::new(snapshot),
+            messages: None,
+            next_seq: 0,
+            need_full: false,
+            full_check_at: Instant::now(),
+            backoff: Duration::ZERO,
+            last_activity: Instant::now(),
+            resume_at: None,
+            created: None,
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// The current filter and version, updated after each taken frame.
+    pub fn watch(&self) -> watch::Receiver<Snapshot> {
+        self.snapshot.subscribe()
+    }
+
+    /// The current filter, once a full frame has been taken.
+    pub fn filter(&self) -> Option<&Filter> {
+        self.sub.filter()
+    }
+
+    /// The version held.
+    pub fn version(&self) -> Option<UpdateId> {
+        self.sub.version()
+    }
+
+    /// The sync subscriber and the state it holds, for a restart that keeps
+    /// it: a [`NatsSubscriber`] built on it resumes after its version.
+    pub fn into_subscriber(self) -> SyncSubscriber {
+        self.sub
+    }
+
+    /// Waits for and returns the next event. Faults of the server or the
+    /// stream are events too ([`Event::Waiting`]): this never fails, and
+    /// between attempts it waits with bounded backoff. Cancel-safe: an
+    /// event is never lost by dropping the future, though a frame being
+    /// fetched may be fetched again.
+    pub async fn next_event(&mut self) -> Event {
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return e;
+            }
+            if let Some(t) = self.resume_at {
+                tokio::time::sleep_until(t).await;
+                self.resume_at = None;
+            }
+            if self.messages.is_none() {
+                if let Err(reason) = self.start().await {
+                    self.messages = None;
+                    self.fail(reason);
+                }
+                continue;
+            }
+            if self.need_full && Instant::now() >= self.full_check_at {
+                self.check_full().await;
+                continue;
+            }
+            let probe_at = self.last_activity + self.config.probe_interval;
+            let deadline = if self.need_full {
+                probe_at.min(self.full_check_at)
+            } else {
+                probe_at
+            };
+            let Some(messages) = self.messages.as_mut() else {
+                continue;
+            };
+            match tokio::time::timeout_at(deadline, messages.next()).await {
+                Ok(Some(Ok(msg))) => {
+                    self.last_activity = Instant::now();
+                    self.take(msg);
+                }
+                Ok(Some(Err(e))) => {
+                    self.messages = None;
+                    self.fail(server(e));
+                }
+                Ok(None) => {
+                    self.messages = None;
+                    self.fail(server("the update consumer ended"));
+                }
+                // A full-frame check is due (the loop's top does it), or
+                // nothing came for a while: look at the stream.
+                Err(_) if Instant::now() >= probe_at => self.probe().await,
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// After a quiet spell: is the stream still the one consumed, and has
+    /// the update subject a message the consumer did not deliver? Either
+    /// way the consumer is started again ([`start`](Self::start) tells a
+    /// missing or replaced stream).
+    async fn probe(&mut self) {
+        self.last_activity = Instant::now();
+        let stream = match self.js.get_stream(self.config.stream_name()).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.messages = None;
+                return self.fail(stream_error(e));
+            }
+        };
+        let info = stream.cached_info();
+        if Some(info.created.unix_timestamp_nanos()) != self.created {
+            self.messages = None;
+            return;
+        }
+        if info.state.last_sequence < self.next_seq {
+            return;
+        }
+        // Something was stored since the consumer's position: if it is an
+        // update, the consumer missed it.
+        match stream
+            .get_last_raw_message_by_subject(&self.update_subject)
+            .await
+        {
+            Ok(m) if m.sequence >= self.next_seq => self.messages = None,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
+            Err(e) => {
+                self.messages = None;
+                self.fail(server(e));
+            }
+        }
+    }
+
+    /// Reports `reason` and holds off the next request, with backoff.
+    fn fail(&mut self, reason: WaitReason) {
+        self.backoff = self.config.next_backoff(self.backoff);
+        self.resume_at = Some(Instant::now() + self.backoff);
+        self.pending.push_back(Event::Waiting {
+            reason,
+            retry_in: self.backoff,
+        });
+    }
+
+    /// Looks for the full frame again later, with backoff.
+    fn full_later(&mut self, reason: WaitReason) {
+        self.need_full = true;
+        self.backoff = self.config.next_backoff(self.backoff);
+        self.full_check_at = Instant::now() + self.backoff;
+        self.pending.push_back(Event::Waiting {
+            reason,
+            retry_in: self.backoff,
+        });
+    }
+
+    /// Shares the state held now.
+    fn share(&self) {
+        self.snapshot.send_replace(Snapshot {
+            filter: self.sub.filter().cloned().map(Arc::new),
+            version: self.sub.version(),
+        });
+    }
+
+    /// Finds the stream, takes the full frame if one is needed, and starts
+    /// the update consumer where this subscriber's updates resume.
+    async fn start(&mut self) -> Result<(), WaitReason> {
+        let stream = self
+            .js
+            .get_stream(self.config.stream_name())
+            .await
+            .map_err(stream_error)?;
+        let info = stream.cached_info();
+        let created = info.created.unix_timestamp_nanos();
+        let replaced = self.created.is_some_and(|c| c != created)
+            || self.next_seq > info.state.last_sequence.saturating_add(1);
+        self.created = Some(created);
+        if replaced {
+            self.next_seq = 0;
+            self.need_full = true;
+            self.pending.push_back(Event::StreamReplaced);
+        }
+        if self.sub.filter().is_none() || self.need_full || self.next_seq == 0 {
+            self.fetch_full(&stream).await?;
+        }
+        let deliver_policy = match self.next_seq {
+            0 => DeliverPolicy::All,
+            start_sequence => DeliverPolicy::ByStartSequence { start_sequence },
+        };
+        let consumer = stream
+            .create_consumer(OrderedConfig {
+                filter_subject: self.update_subject.clone(),
+                deliver_policy,
+                ..Default::default()
+            })
+            .await
+            .map_err(server)?;
+        self.messages = Some(consumer.messages().await.map_err(server)?);
+        self.last_activity = Instant::now();
+        Ok(())
+    }
+
+    /// After a gap: the full-frame subject, once more.
+    async fn check_full(&mut self) {
+        let stream = match self.js.get_stream_no_info(self.config.stream_name()).await {
+            Ok(s) => s,
+            Err(e) => return self.full_later(server(e)),
+        };
+        if let Err(reason) = self.fetch_full(&stream).await {
+            self.full_later(reason);
+        }
+    }
+
+    /// Takes the latest full frame if it is newer than the state held, and
+    /// moves the update consumer to the message after it.
+    async fn fetch_full<I>(&mut self, stream: &Stream<I>) -> Result<(), WaitReason> {
+        let msg = match stream
+            .get_last_raw_message_by_subject(&self.full_subject)
+            .await
+        {
+            Ok(m) => m,
+            Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {
+                self.full_later(WaitReason::NoFullFrame);
+                return Ok(());
+            }
+            Err(e) => return Err(server(e)),
+        };
+        let previous = self.sub.version();
+        match self.sub.receive(&msg.payload) {
+            Ok(_) => {
+                self.need_full = false;
+                self.backoff = Duration::ZERO;
+                self.share();
+                self.pending.push_back(Event::Resynchronised {
+                    previous,
+                    version: self.sub.version(),
+                    stream_sequence: msg.sequence,
+                    bytes: msg.payload.len(),
+                });
+                // Every update after this full frame is stored after it, in
+                // the same stream: resume right behind it (back, if updates
+                // after it were refused while the gap was open).
+                let resume = msg.sequence.saturating_add(1);
+                if self.next_seq != resume {
+                    self.next_seq = resume;
+                    self.messages = None;
+                }
+            }
+            Err(reason) => {
+                let stale = matches!(reason, SyncError::Stale { .. });
+                self.pending.push_back(Event::Skipped {
+                    stream_sequence: msg.sequence,
+                    from_full_subject: true,
+                    reason,
+                });
+                if stale && self.next_seq == 0 {
+                    // Held state at or past this frame: what it lacks comes
+                    // after it.
+                    self.next_seq = msg.sequence.saturating_add(1);
+                }
+                if self.need_full || self.sub.filter().is_none() {
+                    let why = if stale {
+                        WaitReason::NoNewerFullFrame
+                    } else {
+                        WaitReason::NoFullFrame
+                    };
+                    self.full_later(why);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Feeds one message of the update subject to the subscriber.
+    fn take(&mut self, msg: jetstream::Message) {
+        let stream_sequence = msg.info().map_or(0, |i| i.stream_sequence);
+        if stream_sequence > 0 {
+            self.next_seq = stream_sequence.saturating_add(1);
+        }
+        let frame = &msg.message.payload;
+        match self.sub.receive(frame) {
+            Ok(kind) => {
+                if kind == UpdateKind::Full {
+                    self.need_full = false;
+                }
+                self.backoff = Duration::ZERO;
+                self.share();
+                self.pending.push_back(Event::Applied {
+                    kind,
+                    version: self.sub.version(),
+                    stream_sequence,
+                    bytes: frame.len(),
+                });
+            }
+            Err(reason) => {
+                if matches!(reason, SyncError::NeedFull { .. }) && !self.need_full {
+                    self.need_full = true;
+                    self.full_check_at = Instant::now();
+                }
+                self.pending.push_back(Event::Skipped {
+                    stream_sequence,
+                    from_full_subject: false,
+                    reason,
+                });
+            }
+        }
+    }
+}
