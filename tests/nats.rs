@@ -790,3 +790,83 @@ async fn a_deleted_stream_is_waited_for_and_resynchronised() {
     })
     .await;
 }
+
+/// Publishes `rounds` versions of `make` through JetStream on subject
+/// `filter` and follows them with a subscriber of every kind
+/// (`AnyFilter`): it must end on the publisher's last version, with the
+/// same content digest.
+async fn kind_over_nats<F: compressed_bloom::Kind + Send + Sync + 'static>(
+    c: &async_nats::Client,
+    filter: &str,
+    make: impl Fn(u64) -> F,
+) {
+    let cfg = config(filter);
+    let mut np = NatsPublisher::new(c.clone(), cfg.clone()).await.unwrap();
+    let mut sub: NatsSubscriber<AnyFilter> = NatsSubscriber::new(
+        c.clone(),
+        cfg,
+        Subscriber::<AnyFilter>::following_kind(STREAM, DecodeLimits::default()),
+    );
+    let mut p = Publisher::of(make(0), 100, STREAM, 1);
+    let mut last = None;
+    for r in 0..8 {
+        *p.filter_mut().unwrap() = make(r);
+        last = Some(np.publish(&mut p).await.unwrap());
+    }
+    let last = last.unwrap();
+    assert!(
+        matches!(last.kind, UpdateKind::Delta),
+        "{filter}: updates go as deltas"
+    );
+    let reached = timeout(WAIT, async {
+        while sub.version() != Some(last.id) {
+            sub.next_event().await;
+        }
+    })
+    .await;
+    assert!(reached.is_ok(), "{filter}: did not reach {:?}", last.id);
+    let held = sub.filter().unwrap();
+    assert_eq!(held.kind(), F::KIND, "{filter}");
+    assert_eq!(
+        compressed_bloom::Kind::digest(held),
+        p.current().digest(),
+        "{filter}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_travels_through_jetstream() {
+    use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+    use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
+    use compressed_bloom::kinds::sparse::SparseFilter;
+    let Some(server) = Server::start() else {
+        return;
+    };
+    bounded(async {
+        let c = client(&server).await;
+        let window = |r: u64| (r * 20..r * 20 + 2_000).map(key);
+        kind_over_nats(&c, "partitioned", |r| {
+            let mut f = PartitionedBloomFilter::new(P).unwrap();
+            window(r).for_each(|k| f.insert(&k));
+            f
+        })
+        .await;
+        kind_over_nats(&c, "counting", |r| {
+            let mut f = CountingBloomFilter::new(P).unwrap();
+            window(r).for_each(|k| f.insert(&k));
+            f
+        })
+        .await;
+        kind_over_nats(&c, "scalable", |r| {
+            let mut f = ScalableBloomFilter::new(ScalablePolicy::new(500, 0.01), 3).unwrap();
+            (0..2_000 + r * 20).for_each(|i| f.insert(&key(i)));
+            f
+        })
+        .await;
+        kind_over_nats(&c, "sparse", |r| {
+            SparseFilter::from_keys(FilterParams::new(1 << 40, 1, 3), window(r)).unwrap()
+        })
+        .await;
+    })
+    .await;
+}

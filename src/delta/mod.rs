@@ -654,6 +654,19 @@ fn scatter_parts(
     Ok(result)
 }
 
+/// The base a delta names, checked against the digest a receiver holds:
+/// the O(1) refusal every kind's apply starts with.
+pub(crate) fn check_base(d: &DeltaHeader, held: u64) -> Result<(), DecodeError> {
+    if d.base_digest == held {
+        Ok(())
+    } else {
+        Err(DecodeError::WrongBase {
+            expected: d.base_digest,
+            actual: held,
+        })
+    }
+}
+
 /// Refuses a delta of another kind than the base's.
 fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
     if d.frame.kind == kind {
@@ -712,7 +725,7 @@ pub(crate) fn apply_partitioned_checked(
 ) -> Result<u64, DecodeError> {
     expect_kind(d, FilterKind::Partitioned)?;
     same_params(&d.frame.params, base.params())?;
-    crate::kind::check_base(d, held)?;
+    check_base(d, held)?;
     let mut bits = base.bits().clone();
     let got = apply_checked_kind(&mut bits, held, data, d, FilterKind::Partitioned)?;
     *base = PartitionedBloomFilter::from_bits(bits)?;
@@ -781,7 +794,7 @@ pub(crate) fn apply_sparse_checked(
 ) -> Result<u64, DecodeError> {
     expect_kind(d, FilterKind::Sparse)?;
     same_params(&d.frame.params, base.params())?;
-    crate::kind::check_base(d, held)?;
+    check_base(d, held)?;
     let changes = sparse_changes(data, d)?;
     let result = sparse::apply_changes(base, &changes, d.frame.n)?;
     let got = sparse::digest(&result);
@@ -874,7 +887,7 @@ pub(crate) fn apply_scalable_checked(
 ) -> Result<u64, DecodeError> {
     expect_kind(d, FilterKind::Scalable)?;
     scalable_seed(d, base)?;
-    crate::kind::check_base(d, held)?;
+    check_base(d, held)?;
     let h = &d.frame;
     // The new layers are allocated as they are decoded, within the
     // header's m less the base's bits (`scalable::apply_delta_payload`):
@@ -958,7 +971,7 @@ pub(crate) fn apply_counting_checked(
     expect_kind(d, FilterKind::Counting)?;
     let h = &d.frame;
     same_params(&h.params, base.params())?;
-    crate::kind::check_base(d, held)?;
+    check_base(d, held)?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let result = counting::apply_delta_payload(base, payload, h.n, Some(held))

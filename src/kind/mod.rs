@@ -18,7 +18,7 @@
 
 mod impls;
 
-use crate::delta::{self, DeltaHeader};
+use crate::delta::{self, check_base, DeltaHeader};
 use crate::format::{self, Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
 
 /// A filter kind: its frames, its deltas and the digest that names a
@@ -86,19 +86,6 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
         d: &DeltaHeader,
         limits: &DecodeLimits,
     ) -> Result<u64, DecodeError>;
-}
-
-/// The base a delta names, checked against the digest a receiver holds:
-/// the O(1) refusal every kind's apply starts with.
-pub(crate) fn check_base(d: &DeltaHeader, held: u64) -> Result<(), DecodeError> {
-    if d.base_digest == held {
-        Ok(())
-    } else {
-        Err(DecodeError::WrongBase {
-            expected: d.base_digest,
-            actual: held,
-        })
-    }
 }
 
 /// Decodes exactly one full frame of kind `F` occupying all of `data`,

@@ -53,12 +53,8 @@ pub use error::NatsError;
 pub use publisher::{NatsPublisher, PublishStats};
 pub use subscriber::{Event, NatsSubscriber, Snapshot, WaitReason};
 
-/// The sending state machine this layer publishes for. The NATS layer
-/// names the sync types only here, so that moving to another filter type
-/// (a publisher of any kind with the same methods) is a change of these
-/// three lines.
-pub type SyncPublisher = crate::sync::Publisher;
-/// The receiving state machine each [`NatsSubscriber`] drives.
-pub type SyncSubscriber = crate::sync::Subscriber;
-/// The filter a [`SyncSubscriber`] holds and a [`Snapshot`] shares.
-pub type Filter = crate::filter::BloomFilter;
+/// What a filter kind needs to travel through this layer: the crate's
+/// [`Kind`](crate::Kind), and to be shared across tasks. Every kind of the
+/// crate has it; `AnyFilter` carries any kind on one subject.
+pub trait SharedKind: crate::Kind + Send + Sync + 'static {}
+impl<F: crate::Kind + Send + Sync + 'static> SharedKind for F {}

@@ -1,6 +1,7 @@
-//! The sending side: a [`SyncPublisher`]'s updates stored in JetStream.
+//! The sending side: a [`Publisher`]'s updates stored in JetStream.
 
-use super::{headers, NatsConfig, NatsError, SyncPublisher};
+use super::{headers, NatsConfig, NatsError, SharedKind};
+use crate::sync::Publisher;
 use crate::sync::{Update, UpdateKind};
 use async_nats::header::{NATS_MESSAGE_ID, NATS_ROLLUP};
 use async_nats::jetstream;
@@ -200,7 +201,7 @@ impl NatsPublisher {
         }
     }
 
-    /// Publishes the publisher's next update ([`SyncPublisher::publish`]:
+    /// Publishes the publisher's next update ([`Publisher::publish`]:
     /// a delta, or a full frame when it chooses one), and puts the full
     /// frame on the full-frame subject when the full period has passed.
     ///
@@ -208,7 +209,10 @@ impl NatsPublisher {
     /// As [`send`](Self::send). The update is consumed from `publisher`
     /// either way: a lost update is a gap that subscribers repair from the
     /// next full frame.
-    pub async fn publish(&mut self, publisher: &mut SyncPublisher) -> Result<Update, NatsError> {
+    pub async fn publish<F: SharedKind>(
+        &mut self,
+        publisher: &mut Publisher<F>,
+    ) -> Result<Update, NatsError> {
         let update = publisher.publish();
         self.send(&update).await?;
         self.refresh(publisher).await?;
@@ -224,7 +228,10 @@ impl NatsPublisher {
     ///
     /// # Errors
     /// As [`send`](Self::send).
-    pub async fn refresh(&mut self, publisher: &SyncPublisher) -> Result<bool, NatsError> {
+    pub async fn refresh<F: SharedKind>(
+        &mut self,
+        publisher: &Publisher<F>,
+    ) -> Result<bool, NatsError> {
         let Some(full) = publisher.full_frame() else {
             return Ok(false);
         };

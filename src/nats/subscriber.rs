@@ -1,8 +1,10 @@
-//! The receiving side: a [`SyncSubscriber`] fed from JetStream, with the
+//! The receiving side: a [`Subscriber`] fed from JetStream, with the
 //! catch-up, resynchronisation and reconnection around it.
 
-use super::{Filter, NatsConfig, SyncSubscriber};
+use super::{NatsConfig, SharedKind};
+use crate::filter::BloomFilter;
 use crate::format::UpdateId;
+use crate::sync::Subscriber;
 use crate::sync::{SyncError, UpdateKind};
 use async_nats::jetstream::{
     self,
@@ -23,15 +25,24 @@ use tokio::time::Instant;
 
 /// What a subscriber holds, as shared with the application through
 /// [`NatsSubscriber::watch`]: a filter the publisher had, and its version.
-#[derive(Clone, Debug, Default)]
-pub struct Snapshot {
+#[derive(Clone, Debug)]
+pub struct Snapshot<F = BloomFilter> {
     /// The current filter; `None` until the first full frame. Shared, so
     /// readers never block the subscriber and never see a half-applied
     /// update.
-    pub filter: Option<Arc<Filter>>,
+    pub filter: Option<Arc<F>>,
     /// The version of [`filter`](Self::filter), if its frames carried an
     /// identity.
     pub version: Option<UpdateId>,
+}
+
+impl<F> Default for Snapshot<F> {
+    fn default() -> Self {
+        Snapshot {
+            filter: None,
+            version: None,
+        }
+    }
 }
 
 /// One step of a subscriber, as [`NatsSubscriber::next_event`] reports it.
@@ -70,7 +81,7 @@ pub enum Event {
         stream_sequence: u64,
         /// Whether it came from the full-frame subject.
         from_full_subject: bool,
-        /// Why [`SyncSubscriber::receive`] refused it.
+        /// Why [`Subscriber::receive`] refused it.
         reason: SyncError,
     },
     /// Something the subscriber needs is not there; it tries again after
@@ -112,13 +123,13 @@ pub enum WaitReason {
 ///
 /// Run it in a task of its own (`loop { sub.next_event().await; }`), or
 /// interleave it with other work: nothing happens between calls.
-pub struct NatsSubscriber {
+pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     js: jetstream::Context,
     config: NatsConfig,
     update_subject: String,
     full_subject: String,
-    sub: SyncSubscriber,
-    snapshot: watch::Sender<Snapshot>,
+    sub: Subscriber<F>,
+    snapshot: watch::Sender<Snapshot<F>>,
     messages: Option<Ordered>,
     /// The stream sequence the update consumer (re)starts from; 0 while no
     /// position is known (then it starts at the stream's first message).
@@ -136,7 +147,7 @@ pub struct NatsSubscriber {
     pending: VecDeque<Event>,
 }
 
-impl std::fmt::Debug for NatsSubscriber {
+impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NatsSubscriber")
             .field("stream", &self.config.stream_name())
@@ -162,12 +173,12 @@ fn server(e: impl std::fmt::Display) -> WaitReason {
     WaitReason::Server(e.to_string())
 }
 
-impl NatsSubscriber {
+impl<F: SharedKind> NatsSubscriber<F> {
     /// A subscriber to `config`'s subjects that feeds `subscriber` (build it
     /// with the decode limits and, if known, the stream to follow). It
     /// talks to the server only once [`next_event`](Self::next_event) is
     /// called.
-    pub fn new(client: async_nats::Client, config: NatsConfig, subscriber: SyncSubscriber) -> Self {
+    pub fn new(client: async_nats::Client, config: NatsConfig, subscriber: Subscriber<F>) -> Self {
         let snapshot = Snapshot {
             filter: subscriber.filter().cloned().map(Arc::new),
             version: subscriber.version(),
@@ -192,12 +203,12 @@ impl NatsSubscriber {
     }
 
     /// The current filter and version, updated after each taken frame.
-    pub fn watch(&self) -> watch::Receiver<Snapshot> {
+    pub fn watch(&self) -> watch::Receiver<Snapshot<F>> {
         self.snapshot.subscribe()
     }
 
     /// The current filter, once a full frame has been taken.
-    pub fn filter(&self) -> Option<&Filter> {
+    pub fn filter(&self) -> Option<&F> {
         self.sub.filter()
     }
 
@@ -208,7 +219,7 @@ impl NatsSubscriber {
 
     /// The sync subscriber and the state it holds, for a restart that keeps
     /// it: a [`NatsSubscriber`] built on it resumes after its version.
-    pub fn into_subscriber(self) -> SyncSubscriber {
+    pub fn into_subscriber(self) -> Subscriber<F> {
         self.sub
     }
 
