@@ -17,6 +17,14 @@ pub(crate) fn read_all(path: &Path) -> CliResult<Vec<u8>> {
         }
         buf = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    if buf.is_empty() {
+        return Err(if is_std(path) {
+            "standard input is empty".to_string()
+        } else {
+            format!("{}: the file is empty", path.display())
+        }
+        .into());
+    }
     Ok(buf)
 }
 

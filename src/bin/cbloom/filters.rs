@@ -17,25 +17,25 @@ use std::path::PathBuf;
 #[derive(Args, Clone)]
 pub(crate) struct SizeArgs {
     /// Number of bits m (with --k; `1e9` is accepted).
-    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"], value_parser = crate::parse_count)]
+    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"], value_parser = crate::parse_count, allow_negative_numbers = true)]
     pub m: Option<u64>,
     /// Hash positions per key k (with --m).
-    #[arg(long, requires = "m")]
+    #[arg(long, requires = "m", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     pub k: Option<u32>,
     /// Plan for a frame of at most this many bytes.
-    #[arg(long, conflicts_with = "fpr", value_parser = crate::parse_count)]
+    #[arg(long, conflicts_with = "fpr", value_parser = crate::parse_count, allow_negative_numbers = true)]
     pub bytes: Option<u64>,
     /// Plan for this false-positive rate, in (0, 1), with the smallest frame.
     #[arg(long, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Cap on m / n for the planner.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     pub max_bits_per_key: Option<f64>,
     /// Cap on k for the planner.
-    #[arg(long, default_value_t = compressed_bloom::MAX_K)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     pub max_k: u32,
     /// Probability that the frame fits the --bytes budget.
-    #[arg(long, default_value_t = 0.9999)]
+    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     pub confidence: f64,
 }
 
@@ -74,7 +74,7 @@ pub(crate) struct BuildArgs {
     size: SizeArgs,
     /// Number of keys to plan for (default: the keys read). If more keys
     /// are read, the plan is made for those instead.
-    #[arg(long, value_parser = crate::parse_count)]
+    #[arg(long, value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Count each distinct key once (16 bytes of memory per key); by
     /// default every line is a key, duplicates included.
@@ -84,7 +84,7 @@ pub(crate) struct BuildArgs {
     #[arg(long)]
     skip_blank: bool,
     /// Hash seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
     /// Write the uncompressed (raw) frame type.
     #[arg(long)]
@@ -98,7 +98,7 @@ pub(crate) struct BuildArgs {
     kind: KindArg,
     /// Scalable kind: keys the first layer is planned for; each new layer
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
-    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     initial_capacity: u64,
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
@@ -341,16 +341,16 @@ pub(crate) struct EncodeArgs {
     #[arg(long, requires_all = ["m", "k"])]
     import_bits: bool,
     /// m of the imported bit array (only with --import-bits).
-    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     m: Option<u64>,
     /// k of the imported bit array (only with --import-bits).
-    #[arg(long, requires = "import_bits")]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     k: Option<u32>,
     /// Seed of the imported bit array's hash (only with --import-bits; default 0).
-    #[arg(long, requires = "import_bits")]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Key count to declare for the imported bit array (only with --import-bits; default 0).
-    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Write the static-coded type (4, format version 3: faster to decode,
     /// needs a reader of version 3; standard and partitioned kinds).
@@ -370,7 +370,7 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
             &data,
         )?)
     } else {
-        compressed_bloom::decode_any(&data, &a.limits.limits())?
+        compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))?
     };
     let frame = if a.static_coded {
         match &f {
@@ -422,7 +422,7 @@ pub(crate) struct DecodeArgs {
 
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     // The header's errors are decode_any's first ones.
     let header = compressed_bloom::format::header::parse(&data, &limits)?;
     if stream::streams_bits(&header) {
@@ -561,7 +561,7 @@ pub(crate) struct InspectArgs {
 
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     // Header only: decode_with_limits / summarize below check the CRC once.
     let h = compressed_bloom::format::header::parse(&data, &limits)?;
     if h.filter_type.is_delta() {
@@ -821,7 +821,7 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
 }
 
 fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     let d = delta::inspect_delta(data, &limits)?;
     if matches!(
         d.frame.kind,
@@ -1054,7 +1054,7 @@ pub(crate) struct ApplyArgs {
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
     let mut f = kinds::read_any(&a.base, &a.limits)?;
     let d = read_all(&a.delta)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(d.len() as u64);
     match &mut f {
         AnyFilter::Standard(b) => delta::apply(b, &d, &limits)?,
         AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,

@@ -162,7 +162,11 @@ impl KindArg {
 
 /// Reads a full frame of any kind.
 pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
-    Ok(format::decode_any(&read_all(path)?, &limits.limits())?)
+    let data = read_all(path)?;
+    Ok(format::decode_any(
+        &data,
+        &limits.limits_for(data.len() as u64),
+    )?)
 }
 
 /// m and k for messages: a scalable filter's total bits and largest k.

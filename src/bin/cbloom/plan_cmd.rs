@@ -10,34 +10,34 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub(crate) struct PlanArgs {
     /// Number of keys (`1e6` is accepted).
-    #[arg(long, value_parser = crate::parse_count)]
+    #[arg(long, value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: u64,
     /// Byte budget for the frame (header and checksum included).
-    #[arg(long, group = "mode", value_parser = crate::parse_count)]
+    #[arg(long, group = "mode", value_parser = crate::parse_count, allow_negative_numbers = true)]
     bytes: Option<u64>,
     /// Target false-positive rate, in (0, 1).
     #[arg(long, group = "mode", value_parser = crate::parse_probability, allow_negative_numbers = true)]
     fpr: Option<f64>,
     /// Evaluate this m/n (with --k).
-    #[arg(long, group = "mode", requires = "k")]
+    #[arg(long, group = "mode", requires = "k", value_parser = crate::parse_positive, allow_negative_numbers = true)]
     bits_per_key: Option<f64>,
     /// k for --bits-per-key.
-    #[arg(long, requires = "bits_per_key")]
+    #[arg(long, requires = "bits_per_key", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     k: Option<u32>,
     /// Cap on m / n (memory).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     max_bits_per_key: Option<f64>,
     /// Cap on k (lookup cost).
-    #[arg(long, default_value_t = compressed_bloom::MAX_K)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     max_k: u32,
     /// Probability that the frame stays within --bytes.
-    #[arg(long, default_value_t = 0.9999)]
+    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     confidence: f64,
     /// Plan the delta sent after this fraction of keys changed.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     delta_fraction: Option<f64>,
     /// Hash seed (its varint is part of the frame).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
     /// Print one JSON object.
     #[arg(long)]

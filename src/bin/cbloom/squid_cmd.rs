@@ -24,7 +24,7 @@ pub(crate) struct ImportArgs {
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
     let data = read_all(&a.squid)?;
-    let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits())
+    let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| format!("{}: {e}", a.squid.display()))?;
     let frame = if a.raw {
         format::encode_squid_raw(&d)
@@ -62,7 +62,7 @@ pub(crate) struct ExportArgs {
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let d = match format::decode_any(&data, &a.limits.limits())? {
+    let d = match format::decode_any(&data, &a.limits.limits_for(data.len() as u64))? {
         AnyFilter::Squid(d) => d,
         other => {
             return Err(format!(
