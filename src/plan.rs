@@ -25,6 +25,7 @@ use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
 
 pub mod kinds;
+pub mod receiver;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 use std::f64::consts::LN_2;
 use thiserror::Error;

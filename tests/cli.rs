@@ -480,8 +480,9 @@ fn every_kind_round_trips_through_the_cli() {
     );
 }
 
-/// The default expansion limit refuses a nearly empty large filter;
-/// `--max-expansion` raises it (0 removes it).
+/// An expansion limit refuses a nearly empty large filter; the default
+/// takes it (any frame may decode to 1 GiB); `--max-expansion` sets the
+/// ratio (0 removes it).
 #[test]
 fn max_expansion_option() {
     let dir = std::env::temp_dir().join(format!("cbloom-exp-{}", std::process::id()));
@@ -498,7 +499,11 @@ fn max_expansion_option() {
         "-o",
         &p(&dir, "e.cbf"),
     ]);
-    let out = cbloom(&["inspect", &p(&dir, "e.cbf")], None);
+    ok(&["inspect", &p(&dir, "e.cbf")]);
+    let out = cbloom(
+        &["inspect", &p(&dir, "e.cbf"), "--max-expansion", "4096"],
+        None,
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!out.status.success() && err.contains("expansion"), "{err}");
     ok(&["inspect", &p(&dir, "e.cbf"), "--max-expansion", "0"]);

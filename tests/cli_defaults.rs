@@ -186,3 +186,109 @@ fn negative_numbers_are_refused_as_negative() {
         assert!(!e.contains("unexpected argument"), "{args:?}: {e}");
     }
 }
+
+/// Bytes a receiver holds for a frame, from `inspect --json`: the
+/// positions list of a sparse filter, m/8 for a bit array, m/2 for
+/// 4-bit counters.
+fn held_bytes(v: &serde_json::Value) -> f64 {
+    let m = v["m"].as_f64().unwrap();
+    match v["kind"].as_str().unwrap() {
+        "sparse" => v["sparse"]["held_bytes"].as_f64().unwrap(),
+        "counting" => m / 2.0,
+        _ => m / 8.0,
+    }
+}
+
+#[test]
+fn default_plans_fit_the_receiver_within_three_percent_of_the_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..200_000).map(|i| format!("key-{i}")));
+    let (f, wire) = (dir.path().join("f.cbf"), dir.path().join("wire.cbf"));
+    ok(&["build", "--keys", s(&k), "--fpr", "0.001", "-o", s(&f)]);
+    // The smallest frame: k = 1, m/n about 1000 (25 MB of bits).
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--fpr",
+        "0.001",
+        "--max-bits-per-key",
+        "1e4",
+        "-o",
+        s(&wire),
+    ]);
+    let (v, w) = (inspect_json(&f), inspect_json(&wire));
+    let (frame, best) = (
+        v["frame_bytes"].as_f64().unwrap(),
+        w["frame_bytes"].as_f64().unwrap(),
+    );
+    assert!(frame <= best * 1.03, "{frame} against {best}");
+    assert!(held_bytes(&w) > 50.0 * best, "{w}");
+    assert!(held_bytes(&v) <= 32.0 * frame, "{v}");
+    assert!(v["expected_fpr"].as_f64().unwrap() <= 0.00105, "{v}");
+    let o = ok(&["query", s(&f), "key-123", "key-199999"]);
+    assert_eq!(stdout(&o).matches("present").count(), 2);
+}
+
+#[test]
+fn counting_and_budget_plans_hold_memory_to_a_multiple_of_the_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..100_000).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    // The smallest counting frame has m/n = 1000: 50 MB of counters.
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--type",
+        "counting",
+        "--fpr",
+        "0.001",
+        "-o",
+        s(&f),
+    ]);
+    let v = inspect_json(&f);
+    assert!(
+        held_bytes(&v) <= 32.0 * v["frame_bytes"].as_f64().unwrap(),
+        "{v}"
+    );
+    // 100 keys in 10 kB: the smallest-rate plan has m = 4·10^7, k = 55.
+    let k = keys(dir.path(), "k100", (0..100).map(|i| format!("key-{i}")));
+    let o = ok(&["build", "--keys", s(&k), "--bytes", "10000", "-o", s(&f)]);
+    let v = inspect_json(&f);
+    assert!(held_bytes(&v) <= 32.0 * 10_000.0, "{v}");
+    assert!(stderr(&o).contains("--max-bits-per-key"), "{}", stderr(&o));
+}
+
+#[test]
+fn plan_shows_the_frame_against_the_receiver_memory() {
+    let o = ok(&["plan", "--n", "1e7", "--fpr", "0.001", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["tradeoff"].as_array().expect("a trade-off table");
+    assert!(rows.len() >= 3, "{v}");
+    let best = rows
+        .iter()
+        .map(|r| r["expected_bytes"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    let d = &rows[v["default"].as_u64().unwrap() as usize];
+    assert!(d["expected_bytes"].as_f64().unwrap() <= 1.03 * best, "{d}");
+    assert!(d["receiver_bytes"].as_f64().unwrap() < 400e6, "{d}");
+    // Less memory costs frame: the standard rows trade one for the other.
+    let std: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r["kind"] == "standard")
+        .map(|r| {
+            (
+                r["receiver_bytes"].as_f64().unwrap(),
+                r["expected_bytes"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        std.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1),
+        "{std:?}"
+    );
+    let text = stdout(&ok(&["plan", "--n", "1e7", "--fpr", "0.001"]));
+    assert!(text.contains("frame against receiver memory"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("* sparse")), "{text}");
+}

@@ -8,6 +8,7 @@ use compressed_bloom::delta;
 use compressed_bloom::format::{stream, AnyFilter};
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
+use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::Constraints;
 use compressed_bloom::{BloomFilter, FilterParams, FilterType, KeyHash};
 use serde_json::json;
@@ -40,9 +41,8 @@ pub(crate) struct SizeArgs {
 }
 
 impl SizeArgs {
-    /// (m, k) for n keys of a filter kind: given directly or planned for
-    /// that kind.
-    pub(crate) fn resolve_kind(&self, kind: KindArg, n: u64, seed: u64) -> CliResult<(u64, u32)> {
+    /// The planner's caps for n keys.
+    pub(crate) fn constraints(&self, n: u64, seed: u64) -> Constraints {
         let mut cons = Constraints {
             max_k: self.max_k,
             confidence: self.confidence,
@@ -52,16 +52,70 @@ impl SizeArgs {
         if let Some(r) = self.max_bits_per_key {
             cons = cons.with_max_bits_per_key(r, n);
         }
-        match (self.m, self.k) {
-            (Some(m), Some(k)) => Ok((m, k)),
-            _ => {
-                let p = kinds::plan_kind(kind, n, self.bytes, self.fpr, &cons)?;
-                if let Some(budget) = self.bytes {
-                    crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
-                }
-                Ok((p.m, p.k))
-            }
+        cons
+    }
+
+    /// The kind and (m, k) for n keys: given directly, or planned. Without
+    /// --max-bits-per-key the plan is the one with the least receiver
+    /// memory whose frame is within 3% of the smallest (under --bytes: whose
+    /// rate is what 3% fewer bytes would give); with no --type that may be
+    /// the sparse kind, which holds positions instead of m bits.
+    pub(crate) fn resolve_kind(
+        &self,
+        kind: Option<KindArg>,
+        n: u64,
+        seed: u64,
+    ) -> CliResult<(KindArg, u64, u32)> {
+        if let (Some(m), Some(k)) = (self.m, self.k) {
+            return Ok((kind.unwrap_or(KindArg::Standard), m, k));
         }
+        let cons = self.constraints(n, seed);
+        let target = match (self.bytes, self.fpr) {
+            (Some(z), _) => Target::Bytes(z),
+            (None, Some(f)) => Target::Fpr(f),
+            (None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
+        };
+        let (kind, p) = match (kind, self.max_bits_per_key) {
+            (Some(KindArg::Scalable), _) => return Err(kinds::scalable_is_built_apart()),
+            (kind, Some(_)) => {
+                let kind = kind.unwrap_or(KindArg::Standard);
+                (
+                    kind,
+                    receiver::plan_kind(kind.plan_kind(), n, target, &cons)?,
+                )
+            }
+            (kind, None) => {
+                let asked: &[PlanKind] = match kind {
+                    Some(k) => &[k.plan_kind()],
+                    None => &[PlanKind::Standard, PlanKind::Sparse],
+                };
+                let d = receiver::default_plan(asked, n, target, &cons)?;
+                let kind = KindArg::from_plan_kind(d.kind);
+                let held = receiver::receiver_bytes(d.kind, &d.plan);
+                let wire_held = receiver::receiver_bytes(asked[0], &d.wire);
+                if wire_held > 2.0 * held && d.wire.m != d.plan.m {
+                    note!(
+                        "planned for the receiver's memory: {} m={} k={} holds {} for a frame of about {:.0} bytes; \
+                         the smallest frame ({:.0} bytes, m={} k={}) would hold {} (--max-bits-per-key {:.0} gives it)",
+                        kind.name(),
+                        d.plan.m,
+                        d.plan.k,
+                        crate::plan_cmd::human_bytes(held),
+                        d.plan.expected_bytes,
+                        d.wire.expected_bytes,
+                        d.wire.m,
+                        d.wire.k,
+                        crate::plan_cmd::human_bytes(wire_held),
+                        (d.wire.bits_per_key).ceil()
+                    );
+                }
+                (kind, d.plan)
+            }
+        };
+        if let Some(budget) = self.bytes {
+            crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
+        }
+        Ok((kind, p.m, p.k))
     }
 }
 
@@ -93,9 +147,11 @@ pub(crate) struct BuildArgs {
     /// needs a reader of version 3; standard and partitioned kinds).
     #[arg(long = "static", conflicts_with = "raw")]
     static_coded: bool,
-    /// The filter kind (`growing` is another name for `scalable`).
-    #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
-    kind: KindArg,
+    /// The filter kind (`growing` is another name for `scalable`). Default:
+    /// standard, or sparse where a standard filter would hold far more
+    /// memory than its frame for the same frame size.
+    #[arg(long = "type", value_enum)]
+    kind: Option<KindArg>,
     /// Scalable kind: keys the first layer is planned for; each new layer
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
     #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
@@ -106,7 +162,7 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
-    if a.kind == KindArg::Scalable {
+    if a.kind == Some(KindArg::Scalable) {
         return build_scalable(a);
     }
     let seed = a.seed;
@@ -125,7 +181,10 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         .distinct
         .then(std::collections::HashSet::<(u64, u64)>::new);
     let mut direct_filter = match (a.size.m, a.size.k) {
-        (Some(m), Some(k)) => Some(kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?),
+        (Some(m), Some(k)) => Some(kinds::Builder::new(
+            a.kind.unwrap_or(KindArg::Standard),
+            FilterParams::new(m, k, seed),
+        )?),
         _ => None,
     };
     let mut kept = 0u64;
@@ -168,11 +227,11 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         }
         None => kept,
     };
-    let (m, k) = a.size.resolve_kind(a.kind, n, seed)?;
+    let (kind, m, k) = a.size.resolve_kind(a.kind, n, seed)?;
     let mut f = match direct_filter {
         Some(f) => f,
         None => {
-            let mut f = kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?;
+            let mut f = kinds::Builder::new(kind, FilterParams::new(m, k, seed))?;
             let spool = spool
                 .take()
                 .ok_or("no spool")?
@@ -220,7 +279,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     write_all(&a.output, &frame)?;
     note!(
         "built {} m={m} k={k} n={kept} from {read} keys: {} bytes ({})",
-        a.kind.name(),
+        kind.name(),
         frame.len(),
         frame_type(&frame)
     );

@@ -3,6 +3,7 @@
 use crate::CliResult;
 use clap::Args;
 use compressed_bloom::math::binary_entropy;
+use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::{self, Constraints, Plan};
 use serde_json::json;
 use std::path::PathBuf;
@@ -111,9 +112,26 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         };
         draw(path, &fig)?;
     }
+    let trade = match (a.delta_fraction, a.max_bits_per_key) {
+        (None, None) => Some(tradeoff(a, &chosen, &cons)?),
+        _ => None,
+    };
     if a.json {
         let mut v = plan_json(&chosen);
         v["standard"] = plan_json(&standard);
+        if let Some(t) = &trade {
+            v["tradeoff"] = json!(t
+                .rows
+                .iter()
+                .map(|(kind, p)| {
+                    let mut r = plan_json(p);
+                    r["kind"] = json!(kind_name(*kind));
+                    r["receiver_bytes"] = json!(receiver::receiver_bytes(*kind, p));
+                    r
+                })
+                .collect::<Vec<_>>());
+            v["default"] = json!(t.default);
+        }
         outln!("{v}");
         return Ok(());
     }
@@ -154,10 +172,111 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if standard.fpr > 0.0 && a.bytes.is_some() {
         outln!("\n{}", comparison(&chosen, &standard));
     }
+    if let Some(t) = &trade {
+        print_tradeoff(t, &chosen, a.bytes.is_some())?;
+    }
     if let Some(path) = &a.plot {
         note!("plot written to {}", path.display());
     }
     Ok(())
+}
+
+/// The frame against the receiver's memory: the plan under a ladder of
+/// caps on m/n, the sparse kind's plan, and which of them `build` takes.
+struct Tradeoff {
+    rows: Vec<(PlanKind, Plan)>,
+    /// Index of the row `build` takes by default.
+    default: usize,
+}
+
+fn kind_name(k: PlanKind) -> &'static str {
+    match k {
+        PlanKind::Sparse => "sparse",
+        PlanKind::Counting => "counting",
+        PlanKind::Partitioned => "partitioned",
+        _ => "standard",
+    }
+}
+
+fn tradeoff(a: &PlanArgs, wire: &Plan, cons: &Constraints) -> CliResult<Tradeoff> {
+    let target = match (a.bytes, a.fpr) {
+        (Some(z), _) => Target::Bytes(z),
+        (None, Some(f)) => Target::Fpr(f),
+        _ => return Err("give --bytes or --fpr".into()),
+    };
+    let caps: Vec<f64> = (1..=40)
+        .map(|i| 2f64.powi(i))
+        .take_while(|&c| c < wire.bits_per_key)
+        .collect();
+    let mut rows: Vec<(PlanKind, Plan)> =
+        receiver::tradeoff(PlanKind::Standard, a.n, target, &caps, cons)
+            .into_iter()
+            .map(|p| (PlanKind::Standard, p))
+            .collect();
+    let d = receiver::default_plan(&[PlanKind::Standard, PlanKind::Sparse], a.n, target, cons)?;
+    if let Ok(p) = receiver::plan_kind(PlanKind::Sparse, a.n, target, cons) {
+        rows.push((PlanKind::Sparse, p));
+    }
+    let default = match rows
+        .iter()
+        .position(|(k, p)| *k == d.kind && p.m == d.plan.m && p.k == d.plan.k)
+    {
+        Some(i) => i,
+        None => {
+            rows.push((d.kind, d.plan));
+            rows.len() - 1
+        }
+    };
+    Ok(Tradeoff { rows, default })
+}
+
+fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
+    outln!(
+        "\nframe against receiver memory (build takes the row marked *; \
+         --max-bits-per-key or --type picks another):"
+    );
+    outln!(
+        "  {:<9} {:>12} {:>4} {:>12} {:>14} {:>10} {:>11}",
+        "kind",
+        "m/n",
+        "k",
+        "f",
+        "frame bytes",
+        if by_budget { "f vs best" } else { "vs best" },
+        "memory"
+    );
+    for (i, (kind, p)) in t.rows.iter().enumerate() {
+        // Under a budget every frame fits: the price is in the rate.
+        let vs = if by_budget {
+            (p.fpr / wire.fpr - 1.0) * 100.0
+        } else {
+            (p.expected_bytes / wire.expected_bytes - 1.0) * 100.0
+        };
+        if by_budget && i != t.default && p.fpr > 10.0 * wire.fpr {
+            continue;
+        }
+        outln!(
+            "{} {:<9} {:>12.2} {:>4} {:>12} {:>14.0} {:>+9.2}% {:>11}",
+            if i == t.default { "*" } else { " " },
+            kind_name(*kind),
+            p.bits_per_key,
+            p.k,
+            fmt_fpr(p.fpr),
+            p.expected_bytes,
+            vs,
+            human_bytes(receiver::receiver_bytes(*kind, p))
+        );
+    }
+    Ok(())
+}
+
+/// A rate as people read it: fixed point down to 10^-4, scientific below.
+pub(crate) fn fmt_fpr(f: f64) -> String {
+    if f == 0.0 || f >= 1e-4 {
+        format!("{f:.6}")
+    } else {
+        format!("{f:.4e}")
+    }
 }
 
 /// "The compressed filter's f is 27.2% lower with 4 fewer hash functions",
@@ -262,6 +381,17 @@ fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
         outln!("expected delta frame bytes        {:.0}", d.expected_bytes);
     }
     Ok(())
+}
+
+/// Bytes for people: "1.25 GB", "80.0 MB", "512 B".
+pub(crate) fn human_bytes(b: f64) -> String {
+    let units = [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)];
+    for (name, size) in units {
+        if b >= size {
+            return format!("{:.2} {name}", b / size);
+        }
+    }
+    format!("{b:.0} B")
 }
 
 /// Refuses a byte budget whose best plan is no filter at all (f ≥ 0.5), with
