@@ -292,3 +292,43 @@ fn plan_shows_the_frame_against_the_receiver_memory() {
     assert!(text.contains("frame against receiver memory"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("* sparse")), "{text}");
 }
+
+#[test]
+fn budget_plans_hold_for_fewer_keys_than_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..200_000).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    // Planned for 10^6 keys, 2·10^5 read: the dense plan for 10^6 (k = 64)
+    // coded to 2 MB with the keys that came.
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--n",
+        "1e6",
+        "--bytes",
+        "300000",
+        "-o",
+        s(&f),
+    ]);
+    assert!(std::fs::metadata(&f).unwrap().len() <= 300_000);
+    // Every key three times: 3·10^5 lines, 10^5 distinct keys.
+    let k3 = keys(
+        dir.path(),
+        "k3",
+        (0..3).flat_map(|_| (0..100_000).map(|i| format!("key-{i}"))),
+    );
+    let o = ok(&["build", "--keys", s(&k3), "--bytes", "100000", "-o", s(&f)]);
+    assert!(std::fs::metadata(&f).unwrap().len() <= 100_000);
+    assert!(
+        stderr(&o).contains("duplicate lines count toward n"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ok(&["plan", "--n", "1e6", "--bytes", "300000", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The row build takes: a raw array of m bits fits the budget, so
+    // fewer keys never need more.
+    let d = &v["tradeoff"][v["default"].as_u64().unwrap() as usize];
+    assert!(d["m"].as_u64().unwrap() <= 300_000 * 8, "{v}");
+}

@@ -67,11 +67,50 @@ pub fn receiver_bytes(kind: PlanKind, p: &Plan) -> f64 {
 }
 
 /// The smallest-frame (or lowest-rate) plan of one kind, with the caps of
-/// `cons` only.
+/// `cons` only. Under a byte budget the plan holds for any key count up to
+/// n, not only n: a dense array (more ones than zeros at n keys) codes to
+/// more bytes with fewer keys, up to its raw size at half fill, so a dense
+/// plan is made again with m small enough for the raw array to fit.
 ///
 /// # Errors
 /// As the kind's own planner.
 pub fn plan_kind(
+    kind: PlanKind,
+    n: u64,
+    target: Target,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    let p = plan_kind_at_n(kind, n, target, cons)?;
+    let Target::Bytes(budget) = target else {
+        return Ok(p);
+    };
+    let dense = super::zero_fraction(p.m, p.n, p.k) < 0.5;
+    if !dense || kind == PlanKind::Sparse {
+        return Ok(p);
+    }
+    // Raw bits per frame byte: 8 for bit arrays, 2 for 4-bit counters;
+    // the header (with the kind byte) and checksum come off the budget.
+    let per_byte = if kind == PlanKind::Counting { 2 } else { 8 };
+    let overhead = crate::format::header::frame_overhead(
+        cons.seed,
+        budget.saturating_mul(per_byte),
+        crate::filter::MAX_K,
+        n,
+        budget,
+    ) as u64
+        + 1;
+    let cap = budget
+        .saturating_sub(overhead)
+        .saturating_mul(per_byte)
+        .max(1);
+    let capped = Constraints {
+        max_m: cons.max_m.min(cap),
+        ..*cons
+    };
+    plan_kind_at_n(kind, n, target, &capped)
+}
+
+fn plan_kind_at_n(
     kind: PlanKind,
     n: u64,
     target: Target,
@@ -347,5 +386,32 @@ pub fn default_plan(
             wire,
             over_slack: false,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under a budget, the frame bound holds at every key count up to n.
+    #[test]
+    fn budget_plans_hold_below_n() {
+        let cons = Constraints::default();
+        for (n, budget) in [
+            (1_000_000u64, 300_000u64),
+            (10_000, 2_000),
+            (300_000, 100_000),
+        ] {
+            for kind in [PlanKind::Standard, PlanKind::Partitioned] {
+                let p = plan_kind(kind, n, Target::Bytes(budget), &cons).unwrap();
+                for fewer in [n / 20, n / 5, n / 3, n / 2, 3 * n / 4, n] {
+                    let b = super::super::frame_bound_bytes(fewer, p.m, p.k, None, &cons);
+                    assert!(
+                        b <= budget as f64 + 1.0,
+                        "{kind:?} {n} {budget}: {fewer} keys need {b}"
+                    );
+                }
+            }
+        }
     }
 }

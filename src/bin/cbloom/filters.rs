@@ -255,26 +255,39 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     f.set_len(kept);
     let estimated = f.estimated_distinct();
     let frame = f.frame(a.raw, a.static_coded)?;
+    // Duplicate lines count toward n: said on success and on failure.
+    let duplicates = match estimated {
+        Some(est) if !a.distinct && kept >= 1000 && est < 0.9 * kept as f64 => Some(format!(
+            "{kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
+             duplicate lines count toward n (--distinct counts each key once)"
+        )),
+        _ => None,
+    };
     if let Some(budget) = a.size.bytes {
         if frame.len() as u64 > budget {
+            let why = if a.size.m.is_none() && a.size.confidence < 0.9999 {
+                format!(
+                    "; the plan's bound holds with probability {} (--confidence)",
+                    a.size.confidence
+                )
+            } else {
+                format!(
+                    "; the plan's bound holds with probability {} for up to {n} keys",
+                    a.size.confidence
+                )
+            };
+            let dup = duplicates
+                .map(|d| format!("; note: {d}"))
+                .unwrap_or_default();
             return Err(format!(
-                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written); \
-                 the plan's bound holds with probability {} for {n} keys",
+                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written){why}{dup}",
                 frame.len(),
-                a.size.confidence
             )
             .into());
         }
     }
-    if !a.distinct && n >= 1000 {
-        if let Some(est) = estimated {
-            if est < 0.9 * kept as f64 {
-                note!(
-                    "note: {kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
-                     duplicate lines count toward n (--distinct counts each key once)"
-                );
-            }
-        }
+    if let Some(d) = duplicates {
+        note!("note: {d}");
     }
     write_all(&a.output, &frame)?;
     note!(

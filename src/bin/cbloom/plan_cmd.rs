@@ -175,6 +175,14 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if let Some(t) = &trade {
         print_tradeoff(t, &chosen, a.bytes.is_some())?;
     }
+    if a.bytes.is_some() && plan::zero_fraction(chosen.m, chosen.n, chosen.k) < 0.5 {
+        outln!(
+            "\nthe compressed plan is dense (more ones than zeros): with fewer than {} keys its \
+             frame grows, up to the raw array at half fill; build plans m for any count up to \
+             --n instead",
+            a.n
+        );
+    }
     if let Some(path) = &a.plot {
         note!("plot written to {}", path.display());
     }
