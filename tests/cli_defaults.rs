@@ -332,3 +332,130 @@ fn budget_plans_hold_for_fewer_keys_than_planned() {
     let d = &v["tradeoff"][v["default"].as_u64().unwrap() as usize];
     assert!(d["m"].as_u64().unwrap() <= 300_000 * 8, "{v}");
 }
+
+/// Hidden temporary files left in `dir`.
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".cbloom-"))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn signals_remove_the_temporary_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..1000).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    // A small frame that decodes to 125 MB.
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--m",
+        "1e9",
+        "--k",
+        "1",
+        "-o",
+        s(&f),
+    ]);
+    for sig in ["INT", "TERM", "HUP"] {
+        let out = dir.path().join("out.cbf");
+        let mut child = Command::new(BIN)
+            .args(["decode", s(&f), "-o", s(&out)])
+            .spawn()
+            .unwrap();
+        // Signal once the temporary file is there.
+        let start = std::time::Instant::now();
+        while temp_files(dir.path()).is_empty() && start.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(!temp_files(dir.path()).is_empty(), "no temporary file seen");
+        let killed = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{sig}: {status:?}");
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new(), "{sig}");
+        assert!(!out.exists(), "{sig}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_size_limit_is_an_error_not_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..1000).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--m",
+        "1e7",
+        "--k",
+        "1",
+        "-o",
+        s(&f),
+    ]);
+    // 500 blocks of 512 bytes: the 1.25 MB raw frame does not fit.
+    let script = format!(
+        "ulimit -f 500; exec {BIN} decode {} -o {}/out.cbf",
+        s(&f),
+        s(dir.path())
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?} {}", o.status, stderr(&o));
+    assert!(stderr(&o).contains("file-size limit"), "{}", stderr(&o));
+    assert_eq!(temp_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn query_needs_keys_and_squid_digests_need_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..100).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    ok(&["build", "--keys", s(&k), "--fpr", "0.01", "-o", s(&f)]);
+    let o = run(&["query", s(&f)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("give keys to look up"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    let digest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/squid_500x5.digest");
+    let sq = dir.path().join("sq.cbf");
+    ok(&["import", "--squid", s(&digest), "-o", s(&sq)]);
+    let urls = keys(dir.path(), "urls", ["http://example.com/".to_string()]);
+    let o = run(&["query", s(&sq), "--keys", s(&urls)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--urls"), "{}", stderr(&o));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn output_in_a_directory_without_room_for_a_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..100).map(|i| format!("key-{i}")));
+    let sub = dir.path().join("locked");
+    std::fs::create_dir(&sub).unwrap();
+    let out = sub.join("out.cbf");
+    std::fs::write(&out, b"old").unwrap();
+    // No new file in the directory, even for root; its files stay writable.
+    let locked = Command::new("chattr").args(["+i", s(&sub)]).status();
+    if !locked.is_ok_and(|st| st.success()) || std::fs::write(sub.join("probe"), b"").is_ok() {
+        let _ = Command::new("chattr").args(["-i", s(&sub)]).status();
+        eprintln!("skipped: chattr +i is not available here");
+        return;
+    }
+    let o = run(&["build", "--keys", s(&k), "--fpr", "0.01", "-o", s(&out)]);
+    let _ = Command::new("chattr").args(["-i", s(&sub)]).status();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("in place"), "{}", stderr(&o));
+    assert_eq!(inspect_json(&out)["n"], 100);
+}

@@ -2,7 +2,7 @@
 
 use crate::files::{for_each_key, progress, read_all, write_all, write_with};
 use crate::kinds::{self, KindArg};
-use crate::{CliResult, LimitArgs};
+use crate::{CliResult, LimitArgs, UsageError};
 use clap::Args;
 use compressed_bloom::delta;
 use compressed_bloom::format::{stream, AnyFilter};
@@ -796,8 +796,9 @@ pub(crate) struct QueryArgs {
     /// Print a summary instead of one line per key.
     #[arg(long)]
     count: bool,
-    /// With --count, print JSON.
-    #[arg(long, requires = "count")]
+    /// Print JSON: one object per key (`{"key": ..., "present": ...}`), or
+    /// with --count the summary.
+    #[arg(long)]
     json: bool,
     /// Print nothing; the exit status says it all (0: every key present,
     /// 1: some key absent, 2: error).
@@ -824,8 +825,21 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     if crate::is_std(&a.filter) && key_file.is_some_and(crate::is_std) {
         return Err("the filter and the keys cannot both be standard input".into());
     }
+    if a.key.is_empty() && key_file.is_none() && a.url.is_empty() {
+        return Err(Box::new(UsageError(
+            "give keys to look up: KEY..., --keys FILE, or --url/--urls for a Squid digest".into(),
+        )));
+    }
     let f = kinds::read_any(&a.filter, &a.limits)?;
     let by_url = !a.url.is_empty() || a.urls.is_some();
+    if !by_url && f.params().scheme == compressed_bloom::HashScheme::SquidMd5 {
+        return Err(format!(
+            "{} is a Squid digest: its keys are hashed as Squid hashes URLs (method and URL); \
+             look them up with --url URL or --urls FILE (and --method)",
+            a.filter.display()
+        )
+        .into());
+    }
     if by_url && f.params().scheme != compressed_bloom::HashScheme::SquidMd5 {
         return Err(format!(
             "--url and --urls look URLs up as Squid does, but {} uses hash scheme {} ({});              use --keys or plain keys",
@@ -840,6 +854,7 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut present, mut total) = (0u64, 0u64);
     let per_line = !a.count && !a.quiet;
+    let per_key_json = per_line && a.json;
     let mut ask = |key: &[u8]| -> CliResult {
         use std::io::Write as _;
         let hit = if by_url {
@@ -853,7 +868,13 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         };
         present += u64::from(hit);
         total += 1;
-        if per_line {
+        if per_key_json {
+            writeln!(
+                out,
+                "{}",
+                json!({"key": String::from_utf8_lossy(key), "present": hit})
+            )?;
+        } else if per_line {
             out.write_all(key)?;
             out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
         }

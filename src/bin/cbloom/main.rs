@@ -1,5 +1,6 @@
 //! `cbloom`: build, plan, encode, decode, inspect and query compressed Bloom
 //! filter frames. A thin shell over the `compressed_bloom` library.
+#![forbid(unsafe_code)]
 
 /// `println!` that returns write errors (a closed pipe, a full disk) to
 /// the caller instead of panicking.
@@ -214,6 +215,19 @@ impl std::fmt::Display for SomeAbsent {
 
 impl std::error::Error for SomeAbsent {}
 
+/// A usage error found after parsing: exit status 2 and a pointer to
+/// `--help`, like clap's own.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (see --help)", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Help and version go to stdout in full; a usage error is its first
 /// paragraph (one or two lines: what is wrong) and a pointer to `--help`,
 /// with status 2.
@@ -244,6 +258,7 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 /// Exit statuses: 0 success; 1 `query` found a key absent; 2 any error
 /// (one line on standard error); 141 standard output was closed (quietly).
 fn main() -> ExitCode {
+    files::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
