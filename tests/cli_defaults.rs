@@ -459,3 +459,102 @@ fn output_in_a_directory_without_room_for_a_temporary_file() {
     assert!(stderr(&o).contains("in place"), "{}", stderr(&o));
     assert_eq!(inspect_json(&out)["n"], 100);
 }
+
+#[test]
+fn messages_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.bin");
+    let bytes: Vec<u8> = (0..300u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&garbage, bytes).unwrap();
+    let o = run(&[
+        "import",
+        "--squid",
+        s(&garbage),
+        "-o",
+        s(&dir.path().join("g.cbf")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a Squid digest"), "{}", stderr(&o));
+    let empty = dir.path().join("empty.cbf");
+    std::fs::write(&empty, b"").unwrap();
+    for args in [&["inspect", s(&empty)][..], &["query", s(&empty), "x"]] {
+        let o = run(args);
+        assert!(stderr(&o).contains("the file is empty"), "{}", stderr(&o));
+    }
+    // A rate too small for fixed point is written in scientific notation.
+    let o = run(&["plan", "--n", "1e19", "--fpr", "1e-300"]);
+    assert!(stderr(&o).contains("1e-300"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("0.00000000"), "{}", stderr(&o));
+    let text = stdout(&ok(&["plan", "--n", "10000", "--fpr", "1e-12"]));
+    assert!(text.contains("1.0000e-12"), "{text}");
+    // Wide numbers keep their columns apart.
+    let text = stdout(&ok(&["plan", "--n", "10000", "--bytes", "1e15"]));
+    for label in [
+        "m (bits)",
+        "array bits per key m/n",
+        "expected frame (bytes)",
+    ] {
+        let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+        let values: Vec<&str> = line[label.len()..].split_whitespace().collect();
+        assert_eq!(values.len(), 2, "{line}");
+    }
+}
+
+#[test]
+fn query_json_gives_one_object_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..100).map(|i| format!("key-{i}")));
+    let f = dir.path().join("f.cbf");
+    ok(&["build", "--keys", s(&k), "--fpr", "0.0001", "-o", s(&f)]);
+    let o = run(&["query", s(&f), "key-1", "stranger", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"key": "key-1", "present": true})
+    );
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"key": "stranger", "present": false})
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn binary_output_is_refused_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..100).map(|i| format!("key-{i}")));
+    // `script` gives the command a terminal for its standard output.
+    let cmd = format!("{BIN} build --keys {} --fpr 0.01 -o -", s(&k));
+    let Ok(o) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+    else {
+        eprintln!("skipped: no `script` to give cbloom a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("terminal"), "{text}");
+    assert!(
+        !text.contains("CBF") && !text.contains('\u{fffd}'),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_readme_delta_plan_example_matches_the_output() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let cmd = "$ cbloom plan --n 10000 --bytes 2150 --delta-fraction 0.05 --max-bits-per-key 64 --max-k 8\n";
+    let start = readme.find(cmd).expect("the example") + cmd.len();
+    let shown = &readme[start..start + readme[start..].find("```").unwrap()];
+    let args: Vec<&str> = cmd.trim()[2..].split_whitespace().skip(1).collect();
+    let out = stdout(&ok(&args));
+    assert_eq!(shown.trim_end(), out.trim_end());
+}

@@ -144,7 +144,8 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         );
     }
     outln!();
-    outln!("{:<30}{:>14}{:>14}", "", "standard", "compressed");
+    // Columns as wide as their widest cell, two spaces apart at least.
+    let width = |cells: &[String]| cells.iter().map(String::len).max().unwrap_or(0).max(12) + 2;
     let frame_type = |p: &Plan| match (p.delta_fraction, p.coded) {
         (Some(_), _) => "delta".to_string(),
         (None, true) => "coded".to_string(),
@@ -158,7 +159,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
             format!("{:.3}", p.compressed_bits_per_key)
         }),
         ("hash functions k", &|p| p.k.to_string()),
-        ("false-positive rate f", &|p| format!("{:.6}", p.fpr)),
+        ("false-positive rate f", &|p| fmt_fpr(p.fpr)),
         ("m (bits)", &|p| p.m.to_string()),
         ("expected frame (bytes)", &|p| {
             format!("{:.0}", p.expected_bytes)
@@ -166,8 +167,14 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         ("frame bound (bytes)", &|p| p.bound_bytes.to_string()),
         ("frame type", &frame_type),
     ];
-    for (name, cell) in rows {
-        outln!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
+    let (left, right): (Vec<String>, Vec<String>) = rows
+        .iter()
+        .map(|(_, cell)| (cell(&standard), cell(&chosen)))
+        .unzip();
+    let (wl, wr) = (width(&left), width(&right));
+    outln!("{:<30}{:>wl$}{:>wr$}", "", "standard", "compressed");
+    for ((name, _), (l, r)) in rows.iter().zip(left.iter().zip(&right)) {
+        outln!("{name:<30}{l:>wl$}{r:>wr$}");
     }
     if standard.fpr > 0.0 && a.bytes.is_some() {
         outln!("\n{}", comparison(&chosen, &standard));
@@ -280,7 +287,9 @@ fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
 
 /// A rate as people read it: fixed point down to 10^-4, scientific below.
 pub(crate) fn fmt_fpr(f: f64) -> String {
-    if f == 0.0 || f >= 1e-4 {
+    if f == 0.0 {
+        "0".to_string()
+    } else if f >= 1e-4 {
         format!("{f:.6}")
     } else {
         format!("{f:.4e}")
@@ -311,8 +320,11 @@ fn comparison(chosen: &Plan, standard: &Plan) -> String {
         std::cmp::Ordering::Equal => "the same number of hash functions".into(),
     };
     format!(
-        "the compressed filter has {f} than the standard filter ({:.6} against {:.6}) with {k} (k = {} against {})",
-        chosen.fpr, standard.fpr, chosen.k, standard.k
+        "the compressed filter has {f} than the standard filter ({} against {}) with {k} (k = {} against {})",
+        fmt_fpr(chosen.fpr),
+        fmt_fpr(standard.fpr),
+        chosen.k,
+        standard.k
     )
     .replace("the same f than", "the same f as")
 }
