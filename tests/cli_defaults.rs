@@ -558,3 +558,179 @@ fn the_readme_delta_plan_example_matches_the_output() {
     let out = stdout(&ok(&args));
     assert_eq!(shown.trim_end(), out.trim_end());
 }
+
+/// The points of the polyline drawn in `stroke` (the curve, not its
+/// legend sample: the one with the most points).
+fn polyline(svg: &str, stroke: &str) -> Vec<(f32, f32)> {
+    svg.split("<polyline")
+        .filter(|p| p.contains(&format!("stroke=\"{stroke}\"")))
+        .map(|p| {
+            let at = p.find("points=\"").unwrap() + 8;
+            p[at..]
+                .split('"')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(|xy| {
+                    let (x, y) = xy.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect::<Vec<(f32, f32)>>()
+        })
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+}
+
+/// The numbers `name="..."` of the first element `tag` with `marker`.
+fn attrs(svg: &str, tag: &str, marker: &str, names: &[&str]) -> Vec<f32> {
+    let el = svg
+        .split(&format!("<{tag} "))
+        .find(|e| e.split('>').next().unwrap().contains(marker))
+        .unwrap_or_else(|| panic!("no <{tag}> with {marker}"));
+    names
+        .iter()
+        .map(|n| {
+            let el = format!(" {el}");
+            let at = el.find(&format!(" {n}=\"")).unwrap() + n.len() + 3;
+            el[at..].split('"').next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// Renders the SVG to a PNG beside the test's other output, to look at.
+fn render(svg: &str, name: &str) {
+    use resvg::{tiny_skia, usvg};
+    let tree = usvg::Tree::from_str(svg, &usvg::Options::default()).unwrap();
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap
+        .save_png(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name))
+        .unwrap();
+}
+
+#[test]
+fn plots_show_the_plan_on_its_curve_and_the_legend_off_the_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg_path = dir.path().join("f.svg");
+    ok(&[
+        "plan",
+        "--n",
+        "10000",
+        "--bytes",
+        "10000",
+        "--max-bits-per-key",
+        "32",
+        "--plot",
+        s(&svg_path),
+    ]);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    render(&svg, "plot-budget-capped.png");
+    // The plan (k = 64 under the cap) lies on or below the compressed
+    // curve, which is drawn within the same cap.
+    let (cx, cy) = {
+        let v = attrs(&svg, "circle", "r=\"5\"", &["cx", "cy"]);
+        (v[0], v[1])
+    };
+    let blue = polyline(&svg, "#0000FF");
+    let at = blue
+        .iter()
+        .min_by(|a, b| (a.0 - cx).abs().total_cmp(&(b.0 - cx).abs()))
+        .unwrap();
+    assert!(
+        (at.0 - cx).abs() <= 1.0,
+        "no curve point at the plan's k: {at:?} {cx}"
+    );
+    // SVG y grows downwards: below the curve is a larger y.
+    assert!(
+        cy >= at.1 - 1.0,
+        "plan ({cx}, {cy}) above the curve at {at:?}"
+    );
+    let lowest = blue.iter().map(|p| p.1).fold(f32::MIN, f32::max);
+    assert!(
+        cy >= lowest - 1.0,
+        "the curve dips below the plan: {lowest} against {cy}"
+    );
+    // The legend box covers no point of either curve.
+    let b = attrs(
+        &svg,
+        "rect",
+        "opacity=\"0.8\"",
+        &["x", "y", "width", "height"],
+    );
+    for colour in ["#FF0000", "#0000FF"] {
+        for &(x, y) in &polyline(&svg, colour) {
+            let inside = x >= b[0] && x <= b[0] + b[2] && y >= b[1] && y <= b[1] + b[3];
+            assert!(!inside, "{colour} point ({x}, {y}) under the legend {b:?}");
+        }
+    }
+    // k is a count: no "1.0, 2.0" tick labels.
+    let labels: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|t| t.rsplit('>').next())
+        .map(str::trim)
+        .collect();
+    assert!(
+        labels.contains(&"10") || labels.contains(&"20"),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.iter().any(|l| l.ends_with(".0") && l.len() <= 4),
+        "{labels:?}"
+    );
+    // The target line of a --fpr plot is not drawn in the grid's black.
+    ok(&[
+        "plan",
+        "--n",
+        "10000",
+        "--fpr",
+        "0.001",
+        "--plot",
+        s(&svg_path),
+    ]);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    render(&svg, "plot-fpr.png");
+    // The y axis is the first polyline, "94,TOP 94,BOTTOM"; the x axis
+    // runs along BOTTOM.
+    let first_axis = svg.split("<polyline").nth(1).unwrap();
+    let axis_bottom = {
+        let at = first_axis.find("points=\"").unwrap() + 8;
+        let pts = first_axis[at..].split('"').next().unwrap();
+        pts.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .split_once(',')
+            .unwrap()
+            .1
+            .parse::<f32>()
+            .unwrap()
+    };
+    // Lines across the plot area at one height, other than the x axis: the
+    // target line.
+    let targets: Vec<&str> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            let at = p.find("points=\"").unwrap() + 8;
+            let line: Vec<(f32, f32)> = p[at..]
+                .split('"')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .filter_map(|xy| xy.split_once(','))
+                .map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap()))
+                .collect();
+            line.len() == 2
+                && line[0].1 == line[1].1
+                && line[0].1 < axis_bottom - 1.0
+                && (line[1].0 - line[0].0) > 500.0
+        })
+        .collect();
+    assert_eq!(targets.len(), 1, "{targets:?}");
+    let element = targets[0].split('>').next().unwrap();
+    assert!(
+        !element.contains("stroke=\"#000000\""),
+        "the target line is drawn in the grid's colour: {element}"
+    );
+    assert!(svg.contains("target f = "), "no target line");
+}

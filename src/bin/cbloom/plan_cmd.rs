@@ -2,7 +2,6 @@
 
 use crate::CliResult;
 use clap::Args;
-use compressed_bloom::math::binary_entropy;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::{self, Constraints, Plan};
 use serde_json::json;
@@ -106,7 +105,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if let Some(path) = &a.plot {
         let fig = match (a.bytes, a.fpr, a.delta_fraction) {
             (Some(z), _, Some(c)) => delta_figure(a.n, c, z, &chosen, &cons),
-            (Some(z), _, None) => budget_figure(a.n, z, &chosen),
+            (Some(z), _, None) => budget_figure(a.n, z, &chosen, &cons),
             (None, Some(f), _) => fpr_figure(a.n, f, &chosen, &cons),
             _ => return Err("--plot needs --bytes, --fpr or --bits-per-key".into()),
         };
@@ -452,33 +451,46 @@ struct Figure {
     point_label: String,
     /// A horizontal line (the target rate), if any.
     hline: Option<f64>,
+    /// The x axis counts (k): labelled as whole numbers.
+    integer_x: bool,
 }
 
-/// The paper's Figure 1: f against (continuous) k at a fixed transmitted
-/// size z, for the standard filter (m = z) and the compressed one (m chosen
-/// so that m·H(p) = z). The k axis reaches past the plan's k.
-fn budget_figure(n: u64, budget: u64, chosen: &Plan) -> Figure {
+/// The paper's Figure 1: f against k at a fixed transmitted size z, for
+/// the standard filter (m = z, continuous k) and the compressed one: at
+/// each integer k the largest m within the caps whose frame bound fits the
+/// budget, as the planner searches, so the plan's point lies on the curve.
+/// The k axis reaches past the plan's k.
+fn budget_figure(n: u64, budget: u64, chosen: &Plan, cons: &Constraints) -> Figure {
     let n_f = n.max(1) as f64;
     let z_bits = budget as f64 * 8.0;
     let f_of = |m: f64, k: f64| (1.0 - (-k * n_f / m).exp()).powf(k);
-    // m with m·H(e^{-kn/m}) = z, by bisection (the left side grows with m).
-    let m_compressed = |k: f64| {
-        let (mut lo, mut hi) = (1.0f64, z_bits * 1e4);
-        for _ in 0..200 {
-            let mid = (lo * hi).sqrt();
-            if mid * binary_entropy((-k * n_f / mid).exp()) <= z_bits {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
     let k_max = (2.0 * std::f64::consts::LN_2 * z_bits / n_f)
         .clamp(4.0, 40.0)
         .max(f64::from(chosen.k) + 1.0);
     let ks: Vec<f64> = (0..=400)
         .map(|i| 1.0 + (k_max - 1.0) * f64::from(i) / 400.0)
+        .collect();
+    let m_cap = cons.max_m.min(compressed_bloom::MAX_M);
+    let compressed: Vec<(f64, f64)> = (1..=(k_max as u32).min(cons.max_k).min(64))
+        .filter_map(|k| {
+            let fits = |m: u64| plan::frame_bound_bytes(n, m, k, None, cons) <= budget as f64;
+            if !fits(1) {
+                return None;
+            }
+            let (mut lo, mut hi) = (1u64, m_cap);
+            if fits(hi) {
+                lo = hi;
+            }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Some((f64::from(k), plan::fpr_finite(lo, n, k)))
+        })
         .collect();
     Figure {
         title: format!(
@@ -494,14 +506,19 @@ fn budget_figure(n: u64, budget: u64, chosen: &Plan) -> Figure {
                 ks.iter().map(|&k| (k, f_of(z_bits, k))).collect(),
             ),
             (
-                "compressed (m·H(p) = z)".into(),
+                if m_cap < compressed_bloom::MAX_M {
+                    format!("compressed (largest m ≤ {m_cap} that fits)")
+                } else {
+                    "compressed (largest m that fits)".into()
+                },
                 plotters::style::BLUE,
-                ks.iter().map(|&k| (k, f_of(m_compressed(k), k))).collect(),
+                compressed,
             ),
         ],
         point: (f64::from(chosen.k), chosen.fpr),
         point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -541,6 +558,7 @@ fn fpr_figure(n: u64, target: f64, chosen: &Plan, cons: &Constraints) -> Figure 
             chosen.compressed_bits_per_key, chosen.k
         ),
         hline: Some(target),
+        integer_x: false,
     }
 }
 
@@ -580,6 +598,7 @@ fn delta_figure(n: u64, c: f64, budget: u64, chosen: &Plan, cons: &Constraints) 
         point: (f64::from(chosen.k), chosen.fpr),
         point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -607,6 +626,7 @@ fn evaluate_figure(n: u64, m: u64, k: u32, fpr: f64) -> Figure {
         point: (f64::from(k), fpr),
         point_label: format!("k = {k}"),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -614,6 +634,7 @@ fn evaluate_figure(n: u64, m: u64, k: u32, fpr: f64) -> Figure {
 /// the point (the y axis on a log scale), so nothing falls on an edge.
 fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
     use plotters::prelude::*;
+    let integer_x = fig.integer_x;
     let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let all = fig
         .curves
@@ -630,7 +651,12 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         return Err(named(&"nothing to plot").into());
     }
     let xpad = ((xmax - xmin) * 0.04).max(0.5);
-    let (ylo, yhi) = (ymin.max(1e-300) / 2.0, (ymax * 2.0).min(2.0));
+    // A band below the lowest curve, about a quarter of the height, for
+    // the legend: it then covers no curve, whatever their shapes.
+    let yhi = (ymax * 2.0).min(2.0);
+    let ymin = ymin.max(1e-300);
+    let span = (yhi / ymin).log10();
+    let ylo = (ymin / 10f64.powf((0.4 * span).max(0.6))).max(1e-307);
     let root = SVGBackend::new(path, (PLOT_W, PLOT_H)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| named(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -645,6 +671,15 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         .x_desc(fig.x_desc)
         .y_desc(fig.y_desc)
         .y_label_formatter(&|y| format!("{y:.1e}"))
+        .x_label_formatter(&|x| {
+            if integer_x && (x - x.round()).abs() < 1e-9 {
+                format!("{}", x.round())
+            } else if integer_x {
+                String::new()
+            } else {
+                format!("{x:.1}")
+            }
+        })
         // A log axis spanning under two decades otherwise gets a band of
         // light lines and repeated labels.
         .max_light_lines(4)
@@ -660,14 +695,16 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
     }
     if let Some(y) = fig.hline {
+        // Not the grid's grey: a colour of its own, drawn thicker.
+        let target = RGBColor(0, 150, 0).stroke_width(2);
         chart
             .draw_series(LineSeries::new(
                 [(xmin - xpad, y), (xmax + xpad, y)],
-                BLACK.mix(0.4),
+                target,
             ))
             .map_err(|e| named(&e))?
-            .label(format!("target f = {y}"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+            .label(format!("target f = {}", fmt_fpr(y)))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], target));
     }
     chart
         .draw_series(std::iter::once(Circle::new(fig.point, 5, BLACK.filled())))
@@ -676,6 +713,7 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
