@@ -117,7 +117,8 @@ pub use hash::{HashScheme, KeyHash};
 #[cfg(feature = "std")]
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doctests (they use the
+/// planner and the publisher, which need `std`, as the README says).
+#[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

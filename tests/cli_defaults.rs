@@ -734,3 +734,25 @@ fn plots_show_the_plan_on_its_curve_and_the_legend_off_the_curves() {
     );
     assert!(svg.contains("target f = "), "no target line");
 }
+
+#[test]
+fn the_readme_installs_cbloom_before_using_it_and_marks_std() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let install = readme
+        .find("cargo install --path .")
+        .expect("an install step");
+    let first_use = readme.find("\ncbloom ").expect("a cbloom command");
+    assert!(install < first_use);
+    // The library snippets use the planner, Publisher and Subscriber: the
+    // text before them says they need `std`, and the suggestion to turn
+    // the default features off keeps it.
+    let lib = readme.find("## Library").unwrap();
+    let first_snippet = lib + readme[lib..].find("```rust").unwrap();
+    assert!(
+        readme[lib..first_snippet].contains("`std`"),
+        "{}",
+        &readme[lib..first_snippet]
+    );
+    assert!(readme.contains("default-features = false, features = [\"std\"]"));
+}
