@@ -756,3 +756,75 @@ fn the_readme_installs_cbloom_before_using_it_and_marks_std() {
     );
     assert!(readme.contains("default-features = false, features = [\"std\"]"));
 }
+
+#[test]
+fn the_cli_treats_kinds_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), "k", (0..1000).map(|i| format!("key-{i}")));
+    let (sp, out) = (dir.path().join("sp.cbf"), dir.path().join("out.cbf"));
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--type",
+        "sparse",
+        "--fpr",
+        "0.01",
+        "-o",
+        s(&sp),
+    ]);
+    // decode writes a frame the readers take; the positions on request.
+    ok(&["decode", s(&sp), "-o", s(&out)]);
+    assert_eq!(inspect_json(&out)["kind"], "sparse");
+    assert!(stdout(&ok(&["query", s(&out), "key-5"])).contains("present"));
+    ok(&["decode", s(&sp), "--positions", "-o", s(&out)]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.lines().all(|l| l.parse::<u64>().is_ok()), "{text}");
+    // A Squid digest is named as one.
+    let digest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/squid_500x5.digest");
+    let sq = dir.path().join("sq.cbf");
+    ok(&["import", "--squid", s(&digest), "-o", s(&sq)]);
+    let o = run(&["encode", s(&sq), "--static", "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a Squid digest has no static-coded type"),
+        "{}",
+        stderr(&o)
+    );
+    // A counting delta is labelled as one.
+    let (a, b, d) = (
+        dir.path().join("a.cbf"),
+        dir.path().join("b.cbf"),
+        dir.path().join("d.cbf"),
+    );
+    let k2 = keys(dir.path(), "k2", (500..1500).map(|i| format!("key-{i}")));
+    ok(&[
+        "build",
+        "--keys",
+        s(&k),
+        "--type",
+        "counting",
+        "--m",
+        "20000",
+        "--k",
+        "3",
+        "-o",
+        s(&a),
+    ]);
+    ok(&[
+        "build",
+        "--keys",
+        s(&k2),
+        "--type",
+        "counting",
+        "--m",
+        "20000",
+        "--k",
+        "3",
+        "-o",
+        s(&b),
+    ]);
+    ok(&["delta", s(&a), s(&b), "-o", s(&d)]);
+    let text = stdout(&ok(&["inspect", s(&d)]));
+    assert!(text.starts_with("counting delta"), "{text}");
+}

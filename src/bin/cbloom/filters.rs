@@ -448,9 +448,14 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
         match &f {
             AnyFilter::Standard(f) => compressed_bloom::encode_static(f),
             AnyFilter::Partitioned(p) => compressed_bloom::format::encode_partitioned_static(p),
+            AnyFilter::Squid(_) => {
+                return Err("a Squid digest has no static-coded type \
+                            (standard and partitioned filters do)"
+                    .into())
+            }
             other => {
                 return Err(format!(
-                    "the {} kind has no static-coded type (standard and partitioned do)",
+                    "the {} kind has no static-coded type (standard and partitioned filters do)",
                     other.kind().name()
                 )
                 .into())
@@ -486,8 +491,12 @@ pub(crate) struct DecodeArgs {
     output: PathBuf,
     /// Write the bare packed array instead of a raw frame (the bits; for the
     /// counting kind the 4-bit counters, two per byte, low nibble first).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "positions")]
     bits_only: bool,
+    /// For a sparse filter: write its positions as text, one per line,
+    /// instead of a frame.
+    #[arg(long)]
+    positions: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -497,6 +506,13 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let limits = a.limits.limits_for(data.len() as u64);
     // The header's errors are decode_any's first ones.
     let header = compressed_bloom::format::header::parse(&data, &limits)?;
+    if a.positions && header.kind != compressed_bloom::FilterKind::Sparse {
+        return Err(format!(
+            "--positions is for sparse filters; this is a {} filter",
+            header.kind.name()
+        )
+        .into());
+    }
     if stream::streams_bits(&header) {
         // Block by block, never the whole array in memory. The header, the
         // limits and the CRC are checked before the output is opened, and a
@@ -543,24 +559,36 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     // that are not full filters (decode_any's error).
     match compressed_bloom::decode_any(&data, &limits)? {
         AnyFilter::Sparse(s) => {
-            // A list of positions has no raw frame: its uncompressed form
-            // is the positions, one per line.
             if a.bits_only {
                 return Err("a sparse filter has no bit array to write (m bits); \
-                            decode writes its positions, one per line"
+                            --positions writes its positions, one per line"
                     .into());
             }
-            let mut out = String::new();
-            for pos in s.positions() {
-                out.push_str(&pos.to_string());
-                out.push('\n');
+            if a.positions {
+                let mut out = String::new();
+                for pos in s.positions() {
+                    out.push_str(&pos.to_string());
+                    out.push('\n');
+                }
+                write_all(&a.output, out.as_bytes())?;
+                note!(
+                    "decoded sparse m={} k={}: {} positions",
+                    s.params().m,
+                    s.params().k,
+                    s.count_ones()
+                );
+                return Ok(());
             }
-            write_all(&a.output, out.as_bytes())?;
+            // A list of positions has no raw type: its frame is its only
+            // form that inspect and query read.
+            let out = compressed_bloom::format::encode_sparse(&s);
+            write_all(&a.output, &out)?;
             note!(
-                "decoded sparse m={} k={}: {} positions",
+                "decoded sparse m={} k={}: a sparse frame has no raw type; wrote its frame, {} bytes \
+                 (--positions writes the positions as text)",
                 s.params().m,
                 s.params().k,
-                s.count_ones()
+                out.len()
             );
             Ok(())
         }
@@ -940,12 +968,21 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
         if a.json {
             outln!("{v}");
         } else {
-            outln!(
-                "scalable delta   to m = {} bits in all, k up to {}, n = {}",
-                h.params.m,
-                h.params.k,
-                h.n
-            );
+            if h.kind == compressed_bloom::FilterKind::Counting {
+                outln!(
+                    "counting delta   to m = {}, k = {}, n = {}",
+                    h.params.m,
+                    h.params.k,
+                    h.n
+                );
+            } else {
+                outln!(
+                    "scalable delta   to m = {} bits in all, k up to {}, n = {}",
+                    h.params.m,
+                    h.params.k,
+                    h.n
+                );
+            }
             outln!("frame bytes      {}", data.len());
             outln!(
                 "digests          base {:016x}, result {:016x}",
