@@ -487,6 +487,21 @@ fn messages_say_what_is_wrong() {
     let o = run(&["plan", "--n", "1e19", "--fpr", "1e-300"]);
     assert!(stderr(&o).contains("1e-300"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("0.00000000"), "{}", stderr(&o));
+    let one = keys(dir.path(), "one", ["a".to_string()]);
+    let o = run(&[
+        "build",
+        "--keys",
+        s(&one),
+        "--n",
+        "1e19",
+        "--type",
+        "sparse",
+        "--fpr",
+        "1e-300",
+        "-o",
+        s(&dir.path().join("x.cbf")),
+    ]);
+    assert!(stderr(&o).contains("rate 1e-300 needs"), "{}", stderr(&o));
     let text = stdout(&ok(&["plan", "--n", "10000", "--fpr", "1e-12"]));
     assert!(text.contains("1.0000e-12"), "{text}");
     // Wide numbers keep their columns apart.
