@@ -134,7 +134,8 @@ pub use kind::{apply_delta, decode_as, Kind};
 #[cfg(feature = "std")]
 pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
 
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doctests (they use the
+/// planner and the publisher, which need `std`, as the README says).
+#[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -564,7 +564,9 @@ fn smallest_frame_for(
         }
     }
     best.ok_or_else(|| PlanError::Infeasible {
-        reason: format!("false-positive rate {target_fpr} needs more than max_m bits for n = {n}"),
+        reason: format!(
+            "false-positive rate {target_fpr:e} needs more than max_m bits for n = {n}"
+        ),
     })
 }
 

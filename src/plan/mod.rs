@@ -28,6 +28,7 @@ use crate::format::{header, varint};
 pub mod kinds;
 pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size, Target};
 mod scalable;
+pub mod receiver;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
 use std::f64::consts::LN_2;
@@ -639,7 +640,7 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
     }
     let (_, k, m) = best.ok_or_else(|| PlanError::Infeasible {
         reason: format!(
-            "false-positive rate {target} needs more than max_m = {} bits for n = {n}",
+            "false-positive rate {target:e} needs more than max_m = {} bits for n = {n}",
             cons.m_cap()
         ),
     })?;

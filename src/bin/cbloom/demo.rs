@@ -10,16 +10,16 @@ use std::time::Instant;
 #[derive(Args)]
 pub(crate) struct DemoArgs {
     /// Number of keys.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: u64,
     /// Frame budget in bytes (default: one byte per key).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_count, allow_negative_numbers = true)]
     bytes: Option<u64>,
     /// Non-member queries used to measure the false-positive rate.
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = 2_000_000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     queries: u64,
     /// Hash seed.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
 }
 

@@ -17,6 +17,14 @@ pub(crate) fn read_all(path: &Path) -> CliResult<Vec<u8>> {
         }
         buf = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    if buf.is_empty() {
+        return Err(if is_std(path) {
+            "standard input is empty".to_string()
+        } else {
+            format!("{}: the file is empty", path.display())
+        }
+        .into());
+    }
     Ok(buf)
 }
 
@@ -88,12 +96,91 @@ pub(crate) fn write_with(
     path: &Path,
     mut write: impl FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> CliResult {
+    write_with_inner(path, &mut write).map_err(|e| too_large(e, path))
+}
+
+/// A write refused by the file-size limit (`ulimit -f`, SIGXFSZ ignored
+/// by [`install_signal_handlers`]) says so.
+fn too_large(e: Box<dyn std::error::Error>, path: &Path) -> Box<dyn std::error::Error> {
+    #[cfg(unix)]
+    {
+        const EFBIG: i32 = 27;
+        let io = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error);
+        if io == Some(EFBIG) || e.to_string().contains("os error 27") {
+            return format!(
+                "{}: the file would exceed the file-size limit (ulimit -f); nothing written",
+                path.display()
+            )
+            .into();
+        }
+    }
+    let _ = path;
+    e
+}
+
+/// The temporary output file being written, removed if a signal ends the
+/// process before it is renamed into place.
+static PENDING: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
+fn set_pending(p: Option<std::path::PathBuf>) {
+    if let Ok(mut g) = PENDING.lock() {
+        *g = p;
+    }
+}
+
+/// On SIGINT, SIGTERM and SIGHUP: remove the temporary output file, then
+/// exit with 128 + the signal's number, as the signal would have. SIGXFSZ
+/// is caught and ignored, so that a write past `ulimit -f` fails with
+/// EFBIG (reported as an error) instead of killing the process silently.
+pub(crate) fn install_signal_handlers() {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+        let _ = signal_hook::flag::register(
+            SIGXFSZ,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            std::thread::spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    if let Ok(g) = PENDING.lock() {
+                        if let Some(p) = g.as_ref() {
+                            let _ = std::fs::remove_file(p);
+                        }
+                    }
+                    std::process::exit(128 + sig);
+                }
+            });
+        }
+    }
+}
+
+/// Binary output refused on a terminal, as zstd does.
+fn refuse_terminal() -> CliResult {
+    use std::io::IsTerminal as _;
+    if std::io::stdout().is_terminal() {
+        return Err(
+            "standard output is a terminal: binary output is not written to it \
+                    (redirect it to a file or a pipe, or give -o FILE)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+fn write_with_inner(
+    path: &Path,
+    write: &mut impl FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> CliResult {
     // `/dev/stdout` is standard output, whatever it is open on: resolved,
     // it can be a regular file (`> out.bin`), which the atomic path below
     // would replace by name (and append-mode output would lose what it
     // held).
     if is_std(path) || path == Path::new("/dev/stdout") {
-        buffered(std::io::stdout().lock(), &mut write)?;
+        refuse_terminal()?;
+        buffered(std::io::stdout().lock(), write)?;
         return Ok(());
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -102,7 +189,7 @@ pub(crate) fn write_with(
             .write(true)
             .open(path)
             .map_err(named)?;
-        buffered(file, &mut write).map_err(named)?;
+        buffered(file, write).map_err(named)?;
         return Ok(());
     }
     // A symbolic link to a regular file is written through: the file it
@@ -134,10 +221,36 @@ pub(crate) fn write_with(
         let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode());
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
-    let mut tmp = builder.tempfile_in(dir).map_err(named)?;
-    buffered(tmp.as_file_mut(), &mut write).map_err(named)?;
-    tmp.as_file().sync_all().map_err(named)?;
-    tmp.persist(path).map_err(|e| named(e.error))?;
+    let mut tmp = match builder.tempfile_in(dir) {
+        Ok(t) => t,
+        Err(e) => {
+            // No temporary file beside it (a read-only directory): a file
+            // that exists and can be written is written in place, as `>`
+            // would; the old content is lost if the write fails.
+            let Ok(file) = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+            else {
+                return Err(named(e).into());
+            };
+            note!(
+                "note: cannot create a temporary file in {} ({e}): writing {} in place",
+                dir.display(),
+                path.display()
+            );
+            buffered(&file, write).map_err(named)?;
+            file.sync_all().map_err(named)?;
+            return Ok(());
+        }
+    };
+    set_pending(Some(tmp.path().to_path_buf()));
+    let written = buffered(tmp.as_file_mut(), write)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(named);
+    let done = written.and_then(|()| tmp.persist(path).map(drop).map_err(|e| named(e.error)));
+    set_pending(None);
+    done?;
     Ok(())
 }
 

@@ -2,12 +2,13 @@
 
 use crate::files::{for_each_key, progress, read_all, write_all, write_with};
 use crate::kinds::{self, KindArg};
-use crate::{CliResult, LimitArgs};
+use crate::{CliResult, LimitArgs, UsageError};
 use clap::Args;
 use compressed_bloom::delta;
 use compressed_bloom::format::{stream, AnyFilter};
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
+use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::Constraints;
 use compressed_bloom::{BloomFilter, FilterParams, FilterType, KeyHash};
 use serde_json::json;
@@ -17,32 +18,31 @@ use std::path::PathBuf;
 #[derive(Args, Clone)]
 pub(crate) struct SizeArgs {
     /// Number of bits m (with --k; `1e9` is accepted).
-    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"], value_parser = crate::parse_count)]
+    #[arg(long, requires = "k", conflicts_with_all = ["bytes", "fpr"], value_parser = crate::parse_count, allow_negative_numbers = true)]
     pub m: Option<u64>,
     /// Hash positions per key k (with --m).
-    #[arg(long, requires = "m")]
+    #[arg(long, requires = "m", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     pub k: Option<u32>,
     /// Plan for a frame of at most this many bytes.
-    #[arg(long, conflicts_with = "fpr", value_parser = crate::parse_count)]
+    #[arg(long, conflicts_with = "fpr", value_parser = crate::parse_count, allow_negative_numbers = true)]
     pub bytes: Option<u64>,
     /// Plan for this false-positive rate, in (0, 1), with the smallest frame.
     #[arg(long, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Cap on m / n for the planner.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     pub max_bits_per_key: Option<f64>,
     /// Cap on k for the planner.
-    #[arg(long, default_value_t = compressed_bloom::MAX_K)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     pub max_k: u32,
     /// Probability that the frame fits the --bytes budget.
-    #[arg(long, default_value_t = 0.9999)]
+    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     pub confidence: f64,
 }
 
 impl SizeArgs {
-    /// (m, k) for n keys of a filter kind: given directly or planned for
-    /// that kind.
-    pub(crate) fn resolve_kind(&self, kind: KindArg, n: u64, seed: u64) -> CliResult<(u64, u32)> {
+    /// The planner's caps for n keys.
+    pub(crate) fn constraints(&self, n: u64, seed: u64) -> Constraints {
         let mut cons = Constraints {
             max_k: self.max_k,
             confidence: self.confidence,
@@ -52,16 +52,70 @@ impl SizeArgs {
         if let Some(r) = self.max_bits_per_key {
             cons = cons.with_max_bits_per_key(r, n);
         }
-        match (self.m, self.k) {
-            (Some(m), Some(k)) => Ok((m, k)),
-            _ => {
-                let p = kinds::plan_kind(kind, n, self.bytes, self.fpr, &cons)?;
-                if let Some(budget) = self.bytes {
-                    crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
-                }
-                Ok((p.m, p.k))
-            }
+        cons
+    }
+
+    /// The kind and (m, k) for n keys: given directly, or planned. Without
+    /// --max-bits-per-key the plan is the one with the least receiver
+    /// memory whose frame is within 3% of the smallest (under --bytes: whose
+    /// rate is what 3% fewer bytes would give); with no --type that may be
+    /// the sparse kind, which holds positions instead of m bits.
+    pub(crate) fn resolve_kind(
+        &self,
+        kind: Option<KindArg>,
+        n: u64,
+        seed: u64,
+    ) -> CliResult<(KindArg, u64, u32)> {
+        if let (Some(m), Some(k)) = (self.m, self.k) {
+            return Ok((kind.unwrap_or(KindArg::Standard), m, k));
         }
+        let cons = self.constraints(n, seed);
+        let target = match (self.bytes, self.fpr) {
+            (Some(z), _) => Target::Bytes(z),
+            (None, Some(f)) => Target::Fpr(f),
+            (None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
+        };
+        let (kind, p) = match (kind, self.max_bits_per_key) {
+            (Some(KindArg::Scalable), _) => return Err(kinds::scalable_is_built_apart()),
+            (kind, Some(_)) => {
+                let kind = kind.unwrap_or(KindArg::Standard);
+                (
+                    kind,
+                    receiver::plan_kind(kind.plan_kind(), n, target, &cons)?,
+                )
+            }
+            (kind, None) => {
+                let asked: &[PlanKind] = match kind {
+                    Some(k) => &[k.plan_kind()],
+                    None => &[PlanKind::Standard, PlanKind::Sparse],
+                };
+                let d = receiver::default_plan(asked, n, target, &cons)?;
+                let kind = KindArg::from_plan_kind(d.kind);
+                let held = receiver::receiver_bytes(d.kind, &d.plan);
+                let wire_held = receiver::receiver_bytes(asked[0], &d.wire);
+                if wire_held > 2.0 * held && d.wire.m != d.plan.m {
+                    note!(
+                        "planned for the receiver's memory: {} m={} k={} holds {} for a frame of about {:.0} bytes; \
+                         the smallest frame ({:.0} bytes, m={} k={}) would hold {} (--max-bits-per-key {:.0} gives it)",
+                        kind.name(),
+                        d.plan.m,
+                        d.plan.k,
+                        crate::plan_cmd::human_bytes(held),
+                        d.plan.expected_bytes,
+                        d.wire.expected_bytes,
+                        d.wire.m,
+                        d.wire.k,
+                        crate::plan_cmd::human_bytes(wire_held),
+                        (d.wire.bits_per_key).ceil()
+                    );
+                }
+                (kind, d.plan)
+            }
+        };
+        if let Some(budget) = self.bytes {
+            crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
+        }
+        Ok((kind, p.m, p.k))
     }
 }
 
@@ -74,7 +128,7 @@ pub(crate) struct BuildArgs {
     size: SizeArgs,
     /// Number of keys to plan for (default: the keys read). If more keys
     /// are read, the plan is made for those instead.
-    #[arg(long, value_parser = crate::parse_count)]
+    #[arg(long, value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Count each distinct key once (16 bytes of memory per key); by
     /// default every line is a key, duplicates included.
@@ -84,7 +138,7 @@ pub(crate) struct BuildArgs {
     #[arg(long)]
     skip_blank: bool,
     /// Hash seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
     /// Write the uncompressed (raw) frame type.
     #[arg(long)]
@@ -93,12 +147,14 @@ pub(crate) struct BuildArgs {
     /// needs a reader of version 3; standard and partitioned kinds).
     #[arg(long = "static", conflicts_with = "raw")]
     static_coded: bool,
-    /// The filter kind (`growing` is another name for `scalable`).
-    #[arg(long = "type", value_enum, default_value_t = KindArg::Standard)]
-    kind: KindArg,
+    /// The filter kind (`growing` is another name for `scalable`). Default:
+    /// standard, or sparse where a standard filter would hold far more
+    /// memory than its frame for the same frame size.
+    #[arg(long = "type", value_enum)]
+    kind: Option<KindArg>,
     /// Scalable kind: keys the first layer is planned for; each new layer
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
-    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     initial_capacity: u64,
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
@@ -106,7 +162,7 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
-    if a.kind == KindArg::Scalable {
+    if a.kind == Some(KindArg::Scalable) {
         return build_scalable(a);
     }
     let seed = a.seed;
@@ -125,7 +181,10 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         .distinct
         .then(std::collections::HashSet::<(u64, u64)>::new);
     let mut direct_filter = match (a.size.m, a.size.k) {
-        (Some(m), Some(k)) => Some(kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?),
+        (Some(m), Some(k)) => Some(kinds::Builder::new(
+            a.kind.unwrap_or(KindArg::Standard),
+            FilterParams::new(m, k, seed),
+        )?),
         _ => None,
     };
     let mut kept = 0u64;
@@ -168,11 +227,11 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         }
         None => kept,
     };
-    let (m, k) = a.size.resolve_kind(a.kind, n, seed)?;
+    let (kind, m, k) = a.size.resolve_kind(a.kind, n, seed)?;
     let mut f = match direct_filter {
         Some(f) => f,
         None => {
-            let mut f = kinds::Builder::new(a.kind, FilterParams::new(m, k, seed))?;
+            let mut f = kinds::Builder::new(kind, FilterParams::new(m, k, seed))?;
             let spool = spool
                 .take()
                 .ok_or("no spool")?
@@ -196,31 +255,44 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     f.set_len(kept);
     let estimated = f.estimated_distinct();
     let frame = f.frame(a.raw, a.static_coded)?;
+    // Duplicate lines count toward n: said on success and on failure.
+    let duplicates = match estimated {
+        Some(est) if !a.distinct && kept >= 1000 && est < 0.9 * kept as f64 => Some(format!(
+            "{kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
+             duplicate lines count toward n (--distinct counts each key once)"
+        )),
+        _ => None,
+    };
     if let Some(budget) = a.size.bytes {
         if frame.len() as u64 > budget {
+            let why = if a.size.m.is_none() && a.size.confidence < 0.9999 {
+                format!(
+                    "; the plan's bound holds with probability {} (--confidence)",
+                    a.size.confidence
+                )
+            } else {
+                format!(
+                    "; the plan's bound holds with probability {} for up to {n} keys",
+                    a.size.confidence
+                )
+            };
+            let dup = duplicates
+                .map(|d| format!("; note: {d}"))
+                .unwrap_or_default();
             return Err(format!(
-                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written); \
-                 the plan's bound holds with probability {} for {n} keys",
+                "the frame is {} bytes, over the --bytes budget of {budget} (nothing written){why}{dup}",
                 frame.len(),
-                a.size.confidence
             )
             .into());
         }
     }
-    if !a.distinct && n >= 1000 {
-        if let Some(est) = estimated {
-            if est < 0.9 * kept as f64 {
-                note!(
-                    "note: {kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
-                     duplicate lines count toward n (--distinct counts each key once)"
-                );
-            }
-        }
+    if let Some(d) = duplicates {
+        note!("note: {d}");
     }
     write_all(&a.output, &frame)?;
     note!(
         "built {} m={m} k={k} n={kept} from {read} keys: {} bytes ({})",
-        a.kind.name(),
+        kind.name(),
         frame.len(),
         frame_type(&frame)
     );
@@ -341,16 +413,16 @@ pub(crate) struct EncodeArgs {
     #[arg(long, requires_all = ["m", "k"])]
     import_bits: bool,
     /// m of the imported bit array (only with --import-bits).
-    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     m: Option<u64>,
     /// k of the imported bit array (only with --import-bits).
-    #[arg(long, requires = "import_bits")]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     k: Option<u32>,
     /// Seed of the imported bit array's hash (only with --import-bits; default 0).
-    #[arg(long, requires = "import_bits")]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Key count to declare for the imported bit array (only with --import-bits; default 0).
-    #[arg(long, requires = "import_bits", value_parser = crate::parse_count)]
+    #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Write the static-coded type (4, format version 3: faster to decode,
     /// needs a reader of version 3; standard and partitioned kinds).
@@ -370,15 +442,20 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
             &data,
         )?)
     } else {
-        compressed_bloom::decode_any(&data, &a.limits.limits())?
+        compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))?
     };
     let frame = if a.static_coded {
         match &f {
             AnyFilter::Standard(f) => compressed_bloom::encode_static(f),
             AnyFilter::Partitioned(p) => compressed_bloom::format::encode_partitioned_static(p),
+            AnyFilter::Squid(_) => {
+                return Err("a Squid digest has no static-coded type \
+                            (standard and partitioned filters do)"
+                    .into())
+            }
             other => {
                 return Err(format!(
-                    "the {} kind has no static-coded type (standard and partitioned do)",
+                    "the {} kind has no static-coded type (standard and partitioned filters do)",
                     other.kind().name()
                 )
                 .into())
@@ -414,17 +491,28 @@ pub(crate) struct DecodeArgs {
     output: PathBuf,
     /// Write the bare packed array instead of a raw frame (the bits; for the
     /// counting kind the 4-bit counters, two per byte, low nibble first).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "positions")]
     bits_only: bool,
+    /// For a sparse filter: write its positions as text, one per line,
+    /// instead of a frame.
+    #[arg(long)]
+    positions: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
 
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     // The header's errors are decode_any's first ones.
     let header = compressed_bloom::format::header::parse(&data, &limits)?;
+    if a.positions && header.kind != compressed_bloom::FilterKind::Sparse {
+        return Err(format!(
+            "--positions is for sparse filters; this is a {} filter",
+            header.kind.name()
+        )
+        .into());
+    }
     if stream::streams_bits(&header) {
         // Block by block, never the whole array in memory. The header, the
         // limits and the CRC are checked before the output is opened, and a
@@ -471,24 +559,36 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     // that are not full filters (decode_any's error).
     match compressed_bloom::decode_any(&data, &limits)? {
         AnyFilter::Sparse(s) => {
-            // A list of positions has no raw frame: its uncompressed form
-            // is the positions, one per line.
             if a.bits_only {
                 return Err("a sparse filter has no bit array to write (m bits); \
-                            decode writes its positions, one per line"
+                            --positions writes its positions, one per line"
                     .into());
             }
-            let mut out = String::new();
-            for pos in s.positions() {
-                out.push_str(&pos.to_string());
-                out.push('\n');
+            if a.positions {
+                let mut out = String::new();
+                for pos in s.positions() {
+                    out.push_str(&pos.to_string());
+                    out.push('\n');
+                }
+                write_all(&a.output, out.as_bytes())?;
+                note!(
+                    "decoded sparse m={} k={}: {} positions",
+                    s.params().m,
+                    s.params().k,
+                    s.count_ones()
+                );
+                return Ok(());
             }
-            write_all(&a.output, out.as_bytes())?;
+            // A list of positions has no raw type: its frame is its only
+            // form that inspect and query read.
+            let out = compressed_bloom::format::encode_sparse(&s);
+            write_all(&a.output, &out)?;
             note!(
-                "decoded sparse m={} k={}: {} positions",
+                "decoded sparse m={} k={}: a sparse frame has no raw type; wrote its frame, {} bytes \
+                 (--positions writes the positions as text)",
                 s.params().m,
                 s.params().k,
-                s.count_ones()
+                out.len()
             );
             Ok(())
         }
@@ -561,7 +661,7 @@ pub(crate) struct InspectArgs {
 
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     // Header only: decode_with_limits / summarize below check the CRC once.
     let h = compressed_bloom::format::header::parse(&data, &limits)?;
     if h.filter_type.is_delta() {
@@ -724,8 +824,9 @@ pub(crate) struct QueryArgs {
     /// Print a summary instead of one line per key.
     #[arg(long)]
     count: bool,
-    /// With --count, print JSON.
-    #[arg(long, requires = "count")]
+    /// Print JSON: one object per key (`{"key": ..., "present": ...}`), or
+    /// with --count the summary.
+    #[arg(long)]
     json: bool,
     /// Print nothing; the exit status says it all (0: every key present,
     /// 1: some key absent, 2: error).
@@ -752,8 +853,21 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     if crate::is_std(&a.filter) && key_file.is_some_and(crate::is_std) {
         return Err("the filter and the keys cannot both be standard input".into());
     }
+    if a.key.is_empty() && key_file.is_none() && a.url.is_empty() {
+        return Err(Box::new(UsageError(
+            "give keys to look up: KEY..., --keys FILE, or --url/--urls for a Squid digest".into(),
+        )));
+    }
     let f = kinds::read_any(&a.filter, &a.limits)?;
     let by_url = !a.url.is_empty() || a.urls.is_some();
+    if !by_url && f.params().scheme == compressed_bloom::HashScheme::SquidMd5 {
+        return Err(format!(
+            "{} is a Squid digest: its keys are hashed as Squid hashes URLs (method and URL); \
+             look them up with --url URL or --urls FILE (and --method)",
+            a.filter.display()
+        )
+        .into());
+    }
     if by_url && f.params().scheme != compressed_bloom::HashScheme::SquidMd5 {
         return Err(format!(
             "--url and --urls look URLs up as Squid does, but {} uses hash scheme {} ({});              use --keys or plain keys",
@@ -768,6 +882,7 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut present, mut total) = (0u64, 0u64);
     let per_line = !a.count && !a.quiet;
+    let per_key_json = per_line && a.json;
     let mut ask = |key: &[u8]| -> CliResult {
         use std::io::Write as _;
         let hit = if by_url {
@@ -781,7 +896,13 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         };
         present += u64::from(hit);
         total += 1;
-        if per_line {
+        if per_key_json {
+            writeln!(
+                out,
+                "{}",
+                json!({"key": String::from_utf8_lossy(key), "present": hit})
+            )?;
+        } else if per_line {
             out.write_all(key)?;
             out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
         }
@@ -821,7 +942,7 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
 }
 
 fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(data.len() as u64);
     let d = delta::inspect_delta(data, &limits)?;
     if matches!(
         d.frame.kind,
@@ -847,12 +968,21 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
         if a.json {
             outln!("{v}");
         } else {
-            outln!(
-                "scalable delta   to m = {} bits in all, k up to {}, n = {}",
-                h.params.m,
-                h.params.k,
-                h.n
-            );
+            if h.kind == compressed_bloom::FilterKind::Counting {
+                outln!(
+                    "counting delta   to m = {}, k = {}, n = {}",
+                    h.params.m,
+                    h.params.k,
+                    h.n
+                );
+            } else {
+                outln!(
+                    "scalable delta   to m = {} bits in all, k up to {}, n = {}",
+                    h.params.m,
+                    h.params.k,
+                    h.n
+                );
+            }
             outln!("frame bytes      {}", data.len());
             outln!(
                 "digests          base {:016x}, result {:016x}",
@@ -1054,7 +1184,7 @@ pub(crate) struct ApplyArgs {
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
     let mut f = kinds::read_any(&a.base, &a.limits)?;
     let d = read_all(&a.delta)?;
-    let limits = a.limits.limits();
+    let limits = a.limits.limits_for(d.len() as u64);
     match &mut f {
         AnyFilter::Standard(b) => delta::apply(b, &d, &limits)?,
         AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,

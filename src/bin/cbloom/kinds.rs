@@ -6,7 +6,7 @@ use crate::{CliResult, LimitArgs};
 use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::plan::{self, kinds as plan_kinds, Constraints, Plan};
+use compressed_bloom::plan::receiver::PlanKind;
 use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams, KeyHash};
 use serde_json::json;
 use std::path::Path;
@@ -25,28 +25,6 @@ pub(crate) enum KindArg {
     Scalable,
     /// The sorted positions of the one bits, held without the m-bit array.
     Sparse,
-}
-
-/// Plans (m, k) for `kind` and n keys: a byte budget or a target rate.
-pub(crate) fn plan_kind(
-    kind: KindArg,
-    n: u64,
-    bytes: Option<u64>,
-    fpr: Option<f64>,
-    cons: &Constraints,
-) -> CliResult<Plan> {
-    Ok(match (kind, bytes, fpr) {
-        (KindArg::Standard, Some(z), _) => plan::plan_for_size(n, z, cons)?,
-        (KindArg::Standard, None, Some(f)) => plan::plan_for_fpr(n, f, cons)?,
-        (KindArg::Partitioned, Some(z), _) => plan_kinds::plan_partitioned_for_size(n, z, cons)?,
-        (KindArg::Partitioned, None, Some(f)) => plan_kinds::plan_partitioned_for_fpr(n, f, cons)?,
-        (KindArg::Sparse, Some(z), _) => plan_kinds::plan_sparse_for_size(n, z, cons)?,
-        (KindArg::Sparse, None, Some(f)) => plan_kinds::plan_sparse_for_fpr(n, f, cons)?,
-        (KindArg::Counting, Some(z), _) => plan_kinds::plan_counting_for_size(n, z, cons)?,
-        (KindArg::Counting, None, Some(f)) => plan_kinds::plan_counting_for_fpr(n, f, cons)?,
-        (KindArg::Scalable, _, _) => return Err(scalable_is_built_apart()),
-        (_, None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
-    })
 }
 
 /// The scalable kind plans its layers itself (`build_scalable`).
@@ -148,6 +126,26 @@ impl Builder {
 }
 
 impl KindArg {
+    /// The planner's name for the kind (not for scalable, planned apart).
+    pub(crate) fn plan_kind(self) -> PlanKind {
+        match self {
+            KindArg::Standard | KindArg::Scalable => PlanKind::Standard,
+            KindArg::Counting => PlanKind::Counting,
+            KindArg::Partitioned => PlanKind::Partitioned,
+            KindArg::Sparse => PlanKind::Sparse,
+        }
+    }
+
+    /// The kind the planner chose.
+    pub(crate) fn from_plan_kind(k: PlanKind) -> Self {
+        match k {
+            PlanKind::Counting => KindArg::Counting,
+            PlanKind::Partitioned => KindArg::Partitioned,
+            PlanKind::Sparse => KindArg::Sparse,
+            _ => KindArg::Standard,
+        }
+    }
+
     /// The kind's name on the command line.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -162,7 +160,11 @@ impl KindArg {
 
 /// Reads a full frame of any kind.
 pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
-    Ok(format::decode_any(&read_all(path)?, &limits.limits())?)
+    let data = read_all(path)?;
+    Ok(format::decode_any(
+        &data,
+        &limits.limits_for(data.len() as u64),
+    )?)
 }
 
 /// m and k for messages: a scalable filter's total bits and largest k.

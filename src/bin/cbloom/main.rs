@@ -1,5 +1,6 @@
 //! `cbloom`: build, plan, encode, decode, inspect and query compressed Bloom
 //! filter frames. A thin shell over the `compressed_bloom` library.
+#![forbid(unsafe_code)]
 
 /// `println!` that returns write errors (a closed pipe, a full disk) to
 /// the caller instead of panicking.
@@ -69,51 +70,125 @@ enum Command {
 }
 
 /// Limits applied when reading frames.
+///
+/// The defaults take every frame `cbloom` writes with its own defaults: m
+/// up to the format's 2^56 bits, and a frame may decode to 4096 times its
+/// own size, or to 1 GiB whatever its size. That keeps what a small
+/// hostile frame can make `cbloom` allocate to 1 GiB, while a sparse
+/// filter built with `--m 1e9 --k 1` (125 MB from a frame of a few
+/// hundred bytes) still reads back without flags.
 #[derive(Args, Clone, Copy)]
 pub(crate) struct LimitArgs {
-    /// Largest filter (bits) accepted from an input frame.
-    #[arg(long, default_value_t = 1u64 << 32, value_name = "BITS")]
-    max_m: u64,
-    /// Largest ratio of a full frame's decoded size to its own size
-    /// (default: the library's, 4096; 0 for no limit). A nearly empty
-    /// filter with a large m expands more: raise it for such files.
-    #[arg(long, value_name = "RATIO")]
+    /// Largest filter (bits) accepted from an input frame (default: the
+    /// format's largest, 2^56; `1e10` is accepted).
+    #[arg(long, value_name = "BITS", value_parser = crate::parse_count, allow_negative_numbers = true)]
+    max_m: Option<u64>,
+    /// Largest ratio of a full frame's decoded size to its own size, 0 for
+    /// no limit (default: 4096, but any frame may decode to 1 GiB).
+    #[arg(long, value_name = "RATIO", value_parser = crate::parse_count, allow_negative_numbers = true)]
     max_expansion: Option<u64>,
 }
 
+/// Bytes any frame may decode to under the default expansion limit.
+pub(crate) const DEFAULT_DECODED_FLOOR: u64 = 1 << 30;
+
 impl LimitArgs {
-    pub(crate) fn limits(&self) -> compressed_bloom::DecodeLimits {
+    /// The limits for a frame of `frame_len` bytes.
+    pub(crate) fn limits_for(&self, frame_len: u64) -> compressed_bloom::DecodeLimits {
         let defaults = compressed_bloom::DecodeLimits::default();
         compressed_bloom::DecodeLimits {
-            max_m: self.max_m,
+            max_m: self.max_m.unwrap_or(compressed_bloom::MAX_M),
             max_frame_len: u64::MAX,
             max_expansion: match self.max_expansion {
                 Some(0) => None,
                 Some(r) => Some(r),
-                None => defaults.max_expansion,
+                None => Some(
+                    compressed_bloom::format::DEFAULT_MAX_EXPANSION
+                        .max(DEFAULT_DECODED_FLOOR.div_ceil(frame_len.max(1))),
+                ),
             },
             ..defaults
         }
     }
 }
 
-/// A count as people type it: `1000`, `1e6`, `2.5e3` (exact integers only).
+/// The flag that raises the decoding limit `e` hit, if it is one.
+fn limit_flag(e: &compressed_bloom::DecodeError) -> Option<&'static str> {
+    match e {
+        compressed_bloom::DecodeError::LimitExceeded { what, .. } if what.starts_with("m ") => {
+            Some("--max-m")
+        }
+        compressed_bloom::DecodeError::LimitExceeded { what, .. }
+            if what.starts_with("expansion") =>
+        {
+            Some("--max-expansion")
+        }
+        _ => None,
+    }
+}
+
+/// A number as people type it: `1000`, `1e6`, `2.5e3`, or a power such as
+/// `2^-8`. NaN is refused; the callers check ranges.
+pub(crate) fn parse_real(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let num = |x: &str| -> Result<f64, String> {
+        x.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{s}` is not a number (`1000`, `1e6` and `2^-8` are)"))
+    };
+    let x = match t.split_once('^') {
+        Some((base, exp)) => num(base)?.powf(num(exp)?),
+        None => num(t)?,
+    };
+    if x.is_nan() {
+        return Err(format!("`{s}` is not a number"));
+    }
+    Ok(x)
+}
+
+/// A count as people type it: `1000`, `1e6`, `2.5e3`, `2^20` (whole
+/// numbers only, 0 or more).
 pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
-    if let Ok(v) = s.parse::<u64>() {
+    if let Ok(v) = s.trim().parse::<u64>() {
         return Ok(v);
     }
-    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if !(x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 1.8e19) {
+    let x = parse_real(s)?;
+    if x < 0.0 {
+        return Err(format!("`{s}` is negative: the value must be positive"));
+    }
+    if !(x.is_finite() && x.fract() == 0.0 && x < 1.8e19) {
         return Err(format!("`{s}` is not a whole number of 0 or more"));
     }
     Ok(x as u64)
 }
 
-/// A probability in (0, 1), given as people type it (`1e-6`, `0.01`).
+/// A whole number that fits 32 bits (k, caps on k), typed as for
+/// [`parse_count`].
+pub(crate) fn parse_small_count(s: &str) -> Result<u32, String> {
+    let v = parse_count(s)?;
+    u32::try_from(v).map_err(|_| format!("`{s}` is too large (at most {})", u32::MAX))
+}
+
+/// A positive real number (`32`, `1e3`, `2^5`): ratios and caps.
+pub(crate) fn parse_positive(s: &str) -> Result<f64, String> {
+    let x = parse_real(s)?;
+    if x > 0.0 && x.is_finite() {
+        Ok(x)
+    } else {
+        Err(format!("`{s}` must be positive"))
+    }
+}
+
+/// A probability in (0, 1), given as people type it (`1e-6`, `0.01`,
+/// `2^-8`).
 pub(crate) fn parse_probability(s: &str) -> Result<f64, String> {
-    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    let x = parse_real(s)?;
     if x > 0.0 && x < 1.0 {
         Ok(x)
+    } else if x <= 0.0 {
+        Err(format!(
+            "`{s}` must be positive: a probability strictly between 0 and 1"
+        ))
     } else {
         Err(format!("{s} is not a probability strictly between 0 and 1"))
     }
@@ -139,6 +214,19 @@ impl std::fmt::Display for SomeAbsent {
 }
 
 impl std::error::Error for SomeAbsent {}
+
+/// A usage error found after parsing: exit status 2 and a pointer to
+/// `--help`, like clap's own.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (see --help)", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// Help and version go to stdout in full; a usage error is its first
 /// paragraph (one or two lines: what is wrong) and a pointer to `--help`,
@@ -170,6 +258,7 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 /// Exit statuses: 0 success; 1 `query` found a key absent; 2 any error
 /// (one line on standard error); 141 standard output was closed (quietly).
 fn main() -> ExitCode {
+    files::install_signal_handlers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
@@ -197,8 +286,13 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_BROKEN_PIPE)
         }
         Err(e) => {
+            let hint = e
+                .downcast_ref::<compressed_bloom::DecodeError>()
+                .and_then(limit_flag)
+                .map(|flag| format!(" (raise it with {flag})"))
+                .unwrap_or_default();
             // stderr itself may be gone; nothing more to do then.
-            let _ = writeln!(std::io::stderr(), "cbloom: error: {e}");
+            let _ = writeln!(std::io::stderr(), "cbloom: error: {e}{hint}");
             ExitCode::from(2)
         }
     }

@@ -2,7 +2,7 @@
 
 use crate::CliResult;
 use clap::Args;
-use compressed_bloom::math::binary_entropy;
+use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::{self, Constraints, Plan};
 use serde_json::json;
 use std::path::PathBuf;
@@ -10,34 +10,34 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub(crate) struct PlanArgs {
     /// Number of keys (`1e6` is accepted).
-    #[arg(long, value_parser = crate::parse_count)]
+    #[arg(long, value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: u64,
     /// Byte budget for the frame (header and checksum included).
-    #[arg(long, group = "mode", value_parser = crate::parse_count)]
+    #[arg(long, group = "mode", value_parser = crate::parse_count, allow_negative_numbers = true)]
     bytes: Option<u64>,
     /// Target false-positive rate, in (0, 1).
     #[arg(long, group = "mode", value_parser = crate::parse_probability, allow_negative_numbers = true)]
     fpr: Option<f64>,
     /// Evaluate this m/n (with --k).
-    #[arg(long, group = "mode", requires = "k")]
+    #[arg(long, group = "mode", requires = "k", value_parser = crate::parse_positive, allow_negative_numbers = true)]
     bits_per_key: Option<f64>,
     /// k for --bits-per-key.
-    #[arg(long, requires = "bits_per_key")]
+    #[arg(long, requires = "bits_per_key", value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     k: Option<u32>,
     /// Cap on m / n (memory).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     max_bits_per_key: Option<f64>,
     /// Cap on k (lookup cost).
-    #[arg(long, default_value_t = compressed_bloom::MAX_K)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
     max_k: u32,
     /// Probability that the frame stays within --bytes.
-    #[arg(long, default_value_t = 0.9999)]
+    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
     confidence: f64,
     /// Plan the delta sent after this fraction of keys changed.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     delta_fraction: Option<f64>,
     /// Hash seed (its varint is part of the frame).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
     /// Print one JSON object.
     #[arg(long)]
@@ -105,15 +105,32 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if let Some(path) = &a.plot {
         let fig = match (a.bytes, a.fpr, a.delta_fraction) {
             (Some(z), _, Some(c)) => delta_figure(a.n, c, z, &chosen, &cons),
-            (Some(z), _, None) => budget_figure(a.n, z, &chosen),
+            (Some(z), _, None) => budget_figure(a.n, z, &chosen, &cons),
             (None, Some(f), _) => fpr_figure(a.n, f, &chosen, &cons),
             _ => return Err("--plot needs --bytes, --fpr or --bits-per-key".into()),
         };
         draw(path, &fig)?;
     }
+    let trade = match (a.delta_fraction, a.max_bits_per_key) {
+        (None, None) => Some(tradeoff(a, &chosen, &cons)?),
+        _ => None,
+    };
     if a.json {
         let mut v = plan_json(&chosen);
         v["standard"] = plan_json(&standard);
+        if let Some(t) = &trade {
+            v["tradeoff"] = json!(t
+                .rows
+                .iter()
+                .map(|(kind, p)| {
+                    let mut r = plan_json(p);
+                    r["kind"] = json!(kind_name(*kind));
+                    r["receiver_bytes"] = json!(receiver::receiver_bytes(*kind, p));
+                    r
+                })
+                .collect::<Vec<_>>());
+            v["default"] = json!(t.default);
+        }
         outln!("{v}");
         return Ok(());
     }
@@ -126,7 +143,8 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         );
     }
     outln!();
-    outln!("{:<30}{:>14}{:>14}", "", "standard", "compressed");
+    // Columns as wide as their widest cell, two spaces apart at least.
+    let width = |cells: &[String]| cells.iter().map(String::len).max().unwrap_or(0).max(12) + 2;
     let frame_type = |p: &Plan| match (p.delta_fraction, p.coded) {
         (Some(_), _) => "delta".to_string(),
         (None, true) => "coded".to_string(),
@@ -140,7 +158,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
             format!("{:.3}", p.compressed_bits_per_key)
         }),
         ("hash functions k", &|p| p.k.to_string()),
-        ("false-positive rate f", &|p| format!("{:.6}", p.fpr)),
+        ("false-positive rate f", &|p| fmt_fpr(p.fpr)),
         ("m (bits)", &|p| p.m.to_string()),
         ("expected frame (bytes)", &|p| {
             format!("{:.0}", p.expected_bytes)
@@ -148,16 +166,133 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         ("frame bound (bytes)", &|p| p.bound_bytes.to_string()),
         ("frame type", &frame_type),
     ];
-    for (name, cell) in rows {
-        outln!("{name:<30}{:>14}{:>14}", cell(&standard), cell(&chosen));
+    let (left, right): (Vec<String>, Vec<String>) = rows
+        .iter()
+        .map(|(_, cell)| (cell(&standard), cell(&chosen)))
+        .unzip();
+    let (wl, wr) = (width(&left), width(&right));
+    outln!("{:<30}{:>wl$}{:>wr$}", "", "standard", "compressed");
+    for ((name, _), (l, r)) in rows.iter().zip(left.iter().zip(&right)) {
+        outln!("{name:<30}{l:>wl$}{r:>wr$}");
     }
     if standard.fpr > 0.0 && a.bytes.is_some() {
         outln!("\n{}", comparison(&chosen, &standard));
+    }
+    if let Some(t) = &trade {
+        print_tradeoff(t, &chosen, a.bytes.is_some())?;
+    }
+    if a.bytes.is_some() && plan::zero_fraction(chosen.m, chosen.n, chosen.k) < 0.5 {
+        outln!(
+            "\nthe compressed plan is dense (more ones than zeros): with fewer than {} keys its \
+             frame grows, up to the raw array at half fill; build plans m for any count up to \
+             --n instead",
+            a.n
+        );
     }
     if let Some(path) = &a.plot {
         note!("plot written to {}", path.display());
     }
     Ok(())
+}
+
+/// The frame against the receiver's memory: the plan under a ladder of
+/// caps on m/n, the sparse kind's plan, and which of them `build` takes.
+struct Tradeoff {
+    rows: Vec<(PlanKind, Plan)>,
+    /// Index of the row `build` takes by default.
+    default: usize,
+}
+
+fn kind_name(k: PlanKind) -> &'static str {
+    match k {
+        PlanKind::Sparse => "sparse",
+        PlanKind::Counting => "counting",
+        PlanKind::Partitioned => "partitioned",
+        _ => "standard",
+    }
+}
+
+fn tradeoff(a: &PlanArgs, wire: &Plan, cons: &Constraints) -> CliResult<Tradeoff> {
+    let target = match (a.bytes, a.fpr) {
+        (Some(z), _) => Target::Bytes(z),
+        (None, Some(f)) => Target::Fpr(f),
+        _ => return Err("give --bytes or --fpr".into()),
+    };
+    let caps: Vec<f64> = (1..=40)
+        .map(|i| 2f64.powi(i))
+        .take_while(|&c| c < wire.bits_per_key)
+        .collect();
+    let mut rows: Vec<(PlanKind, Plan)> =
+        receiver::tradeoff(PlanKind::Standard, a.n, target, &caps, cons)
+            .into_iter()
+            .map(|p| (PlanKind::Standard, p))
+            .collect();
+    let d = receiver::default_plan(&[PlanKind::Standard, PlanKind::Sparse], a.n, target, cons)?;
+    if let Ok(p) = receiver::plan_kind(PlanKind::Sparse, a.n, target, cons) {
+        rows.push((PlanKind::Sparse, p));
+    }
+    let default = match rows
+        .iter()
+        .position(|(k, p)| *k == d.kind && p.m == d.plan.m && p.k == d.plan.k)
+    {
+        Some(i) => i,
+        None => {
+            rows.push((d.kind, d.plan));
+            rows.len() - 1
+        }
+    };
+    Ok(Tradeoff { rows, default })
+}
+
+fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
+    outln!(
+        "\nframe against receiver memory (build takes the row marked *; \
+         --max-bits-per-key or --type picks another):"
+    );
+    outln!(
+        "  {:<9} {:>12} {:>4} {:>12} {:>14} {:>10} {:>11}",
+        "kind",
+        "m/n",
+        "k",
+        "f",
+        "frame bytes",
+        if by_budget { "f vs best" } else { "vs best" },
+        "memory"
+    );
+    for (i, (kind, p)) in t.rows.iter().enumerate() {
+        // Under a budget every frame fits: the price is in the rate.
+        let vs = if by_budget {
+            (p.fpr / wire.fpr - 1.0) * 100.0
+        } else {
+            (p.expected_bytes / wire.expected_bytes - 1.0) * 100.0
+        };
+        if by_budget && i != t.default && p.fpr > 10.0 * wire.fpr {
+            continue;
+        }
+        outln!(
+            "{} {:<9} {:>12.2} {:>4} {:>12} {:>14.0} {:>+9.2}% {:>11}",
+            if i == t.default { "*" } else { " " },
+            kind_name(*kind),
+            p.bits_per_key,
+            p.k,
+            fmt_fpr(p.fpr),
+            p.expected_bytes,
+            vs,
+            human_bytes(receiver::receiver_bytes(*kind, p))
+        );
+    }
+    Ok(())
+}
+
+/// A rate as people read it: fixed point down to 10^-4, scientific below.
+pub(crate) fn fmt_fpr(f: f64) -> String {
+    if f == 0.0 {
+        "0".to_string()
+    } else if f >= 1e-4 {
+        format!("{f:.6}")
+    } else {
+        format!("{f:.4e}")
+    }
 }
 
 /// "The compressed filter's f is 27.2% lower with 4 fewer hash functions",
@@ -184,8 +319,11 @@ fn comparison(chosen: &Plan, standard: &Plan) -> String {
         std::cmp::Ordering::Equal => "the same number of hash functions".into(),
     };
     format!(
-        "the compressed filter has {f} than the standard filter ({:.6} against {:.6}) with {k} (k = {} against {})",
-        chosen.fpr, standard.fpr, chosen.k, standard.k
+        "the compressed filter has {f} than the standard filter ({} against {}) with {k} (k = {} against {})",
+        fmt_fpr(chosen.fpr),
+        fmt_fpr(standard.fpr),
+        chosen.k,
+        standard.k
     )
     .replace("the same f than", "the same f as")
 }
@@ -264,6 +402,17 @@ fn evaluate(a: &PlanArgs, bpk: f64, k: u32) -> CliResult {
     Ok(())
 }
 
+/// Bytes for people: "1.25 GB", "80.0 MB", "512 B".
+pub(crate) fn human_bytes(b: f64) -> String {
+    let units = [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)];
+    for (name, size) in units {
+        if b >= size {
+            return format!("{:.2} {name}", b / size);
+        }
+    }
+    format!("{b:.0} B")
+}
+
 /// Refuses a byte budget whose best plan is no filter at all (f ≥ 0.5), with
 /// the bytes that would give f = 0.01.
 pub(crate) fn check_useful(budget: u64, n: u64, fpr: f64, cons: &Constraints) -> CliResult {
@@ -302,33 +451,46 @@ struct Figure {
     point_label: String,
     /// A horizontal line (the target rate), if any.
     hline: Option<f64>,
+    /// The x axis counts (k): labelled as whole numbers.
+    integer_x: bool,
 }
 
-/// The paper's Figure 1: f against (continuous) k at a fixed transmitted
-/// size z, for the standard filter (m = z) and the compressed one (m chosen
-/// so that m·H(p) = z). The k axis reaches past the plan's k.
-fn budget_figure(n: u64, budget: u64, chosen: &Plan) -> Figure {
+/// The paper's Figure 1: f against k at a fixed transmitted size z, for
+/// the standard filter (m = z, continuous k) and the compressed one: at
+/// each integer k the largest m within the caps whose frame bound fits the
+/// budget, as the planner searches, so the plan's point lies on the curve.
+/// The k axis reaches past the plan's k.
+fn budget_figure(n: u64, budget: u64, chosen: &Plan, cons: &Constraints) -> Figure {
     let n_f = n.max(1) as f64;
     let z_bits = budget as f64 * 8.0;
     let f_of = |m: f64, k: f64| (1.0 - (-k * n_f / m).exp()).powf(k);
-    // m with m·H(e^{-kn/m}) = z, by bisection (the left side grows with m).
-    let m_compressed = |k: f64| {
-        let (mut lo, mut hi) = (1.0f64, z_bits * 1e4);
-        for _ in 0..200 {
-            let mid = (lo * hi).sqrt();
-            if mid * binary_entropy((-k * n_f / mid).exp()) <= z_bits {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
     let k_max = (2.0 * std::f64::consts::LN_2 * z_bits / n_f)
         .clamp(4.0, 40.0)
         .max(f64::from(chosen.k) + 1.0);
     let ks: Vec<f64> = (0..=400)
         .map(|i| 1.0 + (k_max - 1.0) * f64::from(i) / 400.0)
+        .collect();
+    let m_cap = cons.max_m.min(compressed_bloom::MAX_M);
+    let compressed: Vec<(f64, f64)> = (1..=(k_max as u32).min(cons.max_k).min(64))
+        .filter_map(|k| {
+            let fits = |m: u64| plan::frame_bound_bytes(n, m, k, None, cons) <= budget as f64;
+            if !fits(1) {
+                return None;
+            }
+            let (mut lo, mut hi) = (1u64, m_cap);
+            if fits(hi) {
+                lo = hi;
+            }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Some((f64::from(k), plan::fpr_finite(lo, n, k)))
+        })
         .collect();
     Figure {
         title: format!(
@@ -344,14 +506,19 @@ fn budget_figure(n: u64, budget: u64, chosen: &Plan) -> Figure {
                 ks.iter().map(|&k| (k, f_of(z_bits, k))).collect(),
             ),
             (
-                "compressed (m·H(p) = z)".into(),
+                if m_cap < compressed_bloom::MAX_M {
+                    format!("compressed (largest m ≤ {m_cap} that fits)")
+                } else {
+                    "compressed (largest m that fits)".into()
+                },
                 plotters::style::BLUE,
-                ks.iter().map(|&k| (k, f_of(m_compressed(k), k))).collect(),
+                compressed,
             ),
         ],
         point: (f64::from(chosen.k), chosen.fpr),
         point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -391,6 +558,7 @@ fn fpr_figure(n: u64, target: f64, chosen: &Plan, cons: &Constraints) -> Figure 
             chosen.compressed_bits_per_key, chosen.k
         ),
         hline: Some(target),
+        integer_x: false,
     }
 }
 
@@ -430,6 +598,7 @@ fn delta_figure(n: u64, c: f64, budget: u64, chosen: &Plan, cons: &Constraints) 
         point: (f64::from(chosen.k), chosen.fpr),
         point_label: format!("plan: k = {}, m/n = {:.1}", chosen.k, chosen.bits_per_key),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -457,6 +626,7 @@ fn evaluate_figure(n: u64, m: u64, k: u32, fpr: f64) -> Figure {
         point: (f64::from(k), fpr),
         point_label: format!("k = {k}"),
         hline: None,
+        integer_x: true,
     }
 }
 
@@ -464,6 +634,7 @@ fn evaluate_figure(n: u64, m: u64, k: u32, fpr: f64) -> Figure {
 /// the point (the y axis on a log scale), so nothing falls on an edge.
 fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
     use plotters::prelude::*;
+    let integer_x = fig.integer_x;
     let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let all = fig
         .curves
@@ -480,7 +651,12 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         return Err(named(&"nothing to plot").into());
     }
     let xpad = ((xmax - xmin) * 0.04).max(0.5);
-    let (ylo, yhi) = (ymin.max(1e-300) / 2.0, (ymax * 2.0).min(2.0));
+    // A band below the lowest curve, about a quarter of the height, for
+    // the legend: it then covers no curve, whatever their shapes.
+    let yhi = (ymax * 2.0).min(2.0);
+    let ymin = ymin.max(1e-300);
+    let span = (yhi / ymin).log10();
+    let ylo = (ymin / 10f64.powf((0.4 * span).max(0.6))).max(1e-307);
     let root = SVGBackend::new(path, (PLOT_W, PLOT_H)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| named(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -495,6 +671,15 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         .x_desc(fig.x_desc)
         .y_desc(fig.y_desc)
         .y_label_formatter(&|y| format!("{y:.1e}"))
+        .x_label_formatter(&|x| {
+            if integer_x && (x - x.round()).abs() < 1e-9 {
+                format!("{}", x.round())
+            } else if integer_x {
+                String::new()
+            } else {
+                format!("{x:.1}")
+            }
+        })
         // A log axis spanning under two decades otherwise gets a band of
         // light lines and repeated labels.
         .max_light_lines(4)
@@ -510,14 +695,16 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
     }
     if let Some(y) = fig.hline {
+        // Not the grid's grey: a colour of its own, drawn thicker.
+        let target = RGBColor(0, 150, 0).stroke_width(2);
         chart
             .draw_series(LineSeries::new(
                 [(xmin - xpad, y), (xmax + xpad, y)],
-                BLACK.mix(0.4),
+                target,
             ))
             .map_err(|e| named(&e))?
-            .label(format!("target f = {y}"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+            .label(format!("target f = {}", fmt_fpr(y)))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], target));
     }
     chart
         .draw_series(std::iter::once(Circle::new(fig.point, 5, BLACK.filled())))
@@ -526,6 +713,7 @@ fn draw(path: &std::path::Path, fig: &Figure) -> CliResult {
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

@@ -4,7 +4,7 @@ use crate::files::{read_all, write_all};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
 use compressed_bloom::format::{self, AnyFilter};
-use compressed_bloom::squid::SquidDigest;
+use compressed_bloom::squid::{SquidDigest, SquidError};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -24,8 +24,8 @@ pub(crate) struct ImportArgs {
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
     let data = read_all(&a.squid)?;
-    let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits())
-        .map_err(|e| format!("{}: {e}", a.squid.display()))?;
+    let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
+        .map_err(|e| format!("{}: {}", a.squid.display(), explain(&e)))?;
     let frame = if a.raw {
         format::encode_squid_raw(&d)
     } else {
@@ -48,6 +48,24 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     Ok(())
 }
 
+/// Squid's words for a header that is a digest's, and "not a Squid
+/// digest" for one that cannot be: a version Squid never had (it is at 5;
+/// anything past 100 or below 1 is not a version), or too few bytes.
+fn explain(e: &SquidError) -> String {
+    match e {
+        SquidError::TooNew { required } if !(1..=100).contains(required) => format!(
+            "not a Squid digest (its header's required version would be {required}; Squid's is 5)"
+        ),
+        SquidError::TooOld { current } if *current < 1 => {
+            format!("not a Squid digest (its header's version would be {current}; Squid's is 5)")
+        }
+        SquidError::TooShort { len } => {
+            format!("not a Squid digest: a digest starts with a 128-byte header; got {len} bytes")
+        }
+        other => other.to_string(),
+    }
+}
+
 #[derive(Args)]
 pub(crate) struct ExportArgs {
     /// A frame holding a Squid digest (from `import --squid`), `-` for stdin.
@@ -62,7 +80,7 @@ pub(crate) struct ExportArgs {
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
     let data = read_all(&a.input)?;
-    let d = match format::decode_any(&data, &a.limits.limits())? {
+    let d = match format::decode_any(&data, &a.limits.limits_for(data.len() as u64))? {
         AnyFilter::Squid(d) => d,
         other => {
             return Err(format!(
