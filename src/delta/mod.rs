@@ -924,8 +924,9 @@ pub fn apply_counting(
     same_params(&h.params, base.params())?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let result = counting::apply_delta_payload(base, payload, h.n)
-        .map_err(|e| kind_delta_error(e, |source| DecodeError::Counting { offset: at, source }))?;
+    let budget = counting::decision_budget(limits, h.frame_len());
+    let result = counting::apply_delta_payload(base, payload, h.n, budget)
+        .map_err(|e| kind_delta_error(e, |source| counting::frame_error(at, source)))?;
     *base = result;
     Ok(())
 }

@@ -53,7 +53,35 @@ pub enum CountingError {
     /// A raw payload sets a counter past m − 1, or a bitmap bit past it.
     #[error("a counter or bit past position m - 1 is set")]
     Padding,
+    /// The map marks more counters than the receiver's work budget allows
+    /// values for (docs/FORMAT.md section 8.1, "Work"); reported as
+    /// [`crate::DecodeError::LimitExceeded`] by the frame decoders.
+    #[error("{requested} value decisions possible, the budget is {limit}")]
+    TooManyDecisions {
+        /// 14 (full frame) or 15 (delta) per counter the map marks.
+        requested: u64,
+        /// The receiver's budget for this frame.
+        limit: u64,
+    },
 }
+
+/// The frame decoders' error for a counting payload error at frame offset
+/// `offset`: a work budget exceeded is a limit, the rest are `Counting`.
+pub fn frame_error(offset: usize, source: CountingError) -> crate::DecodeError {
+    match source {
+        CountingError::TooManyDecisions { requested, limit } => {
+            crate::DecodeError::LimitExceeded {
+                what: DECISIONS_WHAT,
+                requested,
+                limit,
+            }
+        }
+        source => crate::DecodeError::Counting { offset, source },
+    }
+}
+
+/// What [`frame_error`] names when the work budget is exceeded.
+const DECISIONS_WHAT: &str = "counting value decisions (14 or 15 per marked counter)";
 
 /// Bytes of the raw (type 0) payload: ⌈m/2⌉, two counters per byte.
 pub fn raw_len(m: u64) -> u64 {
@@ -140,44 +168,114 @@ fn set_counter(counters: &mut [u64], i: u64, v: u64) {
 }
 
 /// Decodes a coded payload. `offset` is the payload's frame offset, for
-/// error messages.
+/// error messages; `budget` is the most value decisions the receiver
+/// allows ([`decision_budget`]; `None`: no limit).
 ///
 /// # Errors
-/// Any malformed part, as [`crate::DecodeError::Counting`].
+/// Any malformed part, as [`crate::DecodeError::Counting`]; more value
+/// decisions than the budget allows, as
+/// [`crate::DecodeError::LimitExceeded`].
 pub fn decode_coded(
     payload: &[u8],
     params: FilterParams,
     n: u64,
     offset: usize,
+    budget: Option<u64>,
 ) -> Result<CountingBloomFilter, crate::DecodeError> {
-    let err = |source| crate::DecodeError::Counting { offset, source };
+    decode_coded_work(payload, params, n, offset, budget).map(|(f, _)| f)
+}
+
+/// [`decode_coded`], also returning the number of value decisions it
+/// decoded (the map's work is the coder's, [`coder::decode_counting`]).
+/// `tests/hostile.rs` holds the sum to a fixed number per frame byte.
+///
+/// # Errors
+/// As [`decode_coded`].
+pub fn decode_coded_work(
+    payload: &[u8],
+    params: FilterParams,
+    n: u64,
+    offset: usize,
+    budget: Option<u64>,
+) -> Result<(CountingBloomFilter, u64), crate::DecodeError> {
+    let err = |source| frame_error(offset, source);
     let (map, end) = read_bits(payload, params.m).map_err(|e| err(e.into()))?;
+    check_decisions(&map, DECISIONS as u64, budget).map_err(err)?;
     let mut counters = zeroed_words(crate::filter::units_for(params.m, 16))?;
-    set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)
+    let decisions = set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)
         .map_err(err)?;
-    Ok(CountingBloomFilter::from_parts(params, n, counters))
+    Ok((
+        CountingBloomFilter::from_parts(params, n, counters),
+        decisions,
+    ))
+}
+
+/// Output bytes one value decision counts as under the receiver's
+/// expansion limit (docs/FORMAT.md section 8.1, "Work"): a counting frame
+/// takes at most `max_expansion / 32` decisions per frame byte, 128 under
+/// the default limits (a few µs of CPU per frame byte; a decision at the
+/// model's limit carries 0.00035 bits, so without a budget a byte held
+/// ~22,700). A filter's values cost 10 to 25 decisions per byte; only an
+/// array saturated past use (nearly every counter at 15, or at 1) needs
+/// more.
+pub const DECISION_WEIGHT: u64 = 32;
+
+/// The most value decisions a counting frame of `frame_len` bytes may take
+/// under `limits` (docs/FORMAT.md section 8.1, "Work"):
+/// ⌊max_expansion · frame_len / 32⌋, or `None` without an expansion limit.
+pub fn decision_budget(limits: &crate::DecodeLimits, frame_len: u64) -> Option<u64> {
+    limits.max_expansion.map(|e| {
+        let product = u128::from(e).saturating_mul(u128::from(frame_len));
+        let budget = product.checked_div(u128::from(DECISION_WEIGHT)).unwrap_or(0);
+        u64::try_from(budget).unwrap_or(u64::MAX)
+    })
+}
+
+/// Refuses a values part whose decisions could exceed `budget`: at most
+/// `per_value` decisions for each counter the map marks (docs/FORMAT.md
+/// section 8.1, "Work"), checked before any value is decoded.
+fn check_decisions(map: &[u64], per_value: u64, budget: Option<u64>) -> Result<(), CountingError> {
+    let Some(budget) = budget else {
+        return Ok(());
+    };
+    let marked = map
+        .iter()
+        .fold(0u64, |a, w| a.saturating_add(u64::from(w.count_ones())));
+    let most = marked.saturating_mul(per_value);
+    if most > budget {
+        return Err(CountingError::TooManyDecisions {
+            requested: most,
+            limit: budget,
+        });
+    }
+    Ok(())
 }
 
 /// Decodes the range-coded values of the counters the map marks (at
 /// payload offset `at`) into `counters`: a full frame's values start at 1
 /// (`base` 1, 14 decisions), a delta's at 0 (`base` 0, 15 decisions).
+/// Returns the number of decisions decoded.
 fn set_values(
     counters: &mut [u64],
     map: &[u64],
     values: &[u8],
     at: usize,
     base: u64,
-) -> Result<(), CountingError> {
+) -> Result<u64, CountingError> {
     let verr = |what| CountingError::Values { offset: at, what };
     let mut dec = range::Decoder::new(values).map_err(verr)?;
     let mut models = [range::BitModel::default(); DELTA_DECISIONS];
     let decisions = if base == 0 { DELTA_DECISIONS } else { DECISIONS };
     let models = models.get_mut(..decisions).unwrap_or_default();
+    let mut work = 0u64;
     for i in ones_of(map) {
         let v = get_unary(&mut dec, models).map_err(verr)?;
+        // v ones and a final zero, or `decisions` ones at the top value.
+        work = work.saturating_add(v.saturating_add(1).min(decisions as u64));
         set_counter(counters, i, v.saturating_add(base));
     }
-    dec.finish().map_err(verr)
+    dec.finish().map_err(verr)?;
+    Ok(work)
 }
 
 /// The content digest of a counting filter (docs/FORMAT.md section 8.1):
@@ -192,7 +290,20 @@ pub fn digest(f: &CountingBloomFilter) -> u64 {
     head.push(1);
     let mut h = xxhash_rust::xxh3::Xxh3Default::new();
     h.update(&head);
-    h.update(&raw_payload(f));
+    // The raw payload's bytes straight from the words, a chunk at a time
+    // (no ⌈m/2⌉-byte copy: a delta's receiver holds base and result only).
+    let mut left = raw_len(p.m);
+    let mut chunk = [0u8; 512];
+    for words in f.as_words().chunks(chunk.len() / 8) {
+        let mut used = 0usize;
+        for (w, out) in words.iter().zip(chunk.chunks_exact_mut(8)) {
+            out.copy_from_slice(&w.to_le_bytes());
+            used = used.saturating_add(8);
+        }
+        let take = usize::try_from(left).unwrap_or(usize::MAX).min(used);
+        h.update(chunk.get(..take).unwrap_or_default());
+        left = left.saturating_sub(take as u64);
+    }
     h.digest()
 }
 
@@ -231,14 +342,21 @@ pub fn encode_delta_payload(
 pub type CountingDeltaError = super::bits::KindDeltaError<CountingError>;
 
 /// Applies a delta payload to `base`, returning the result (the base is not
-/// changed; the caller installs the result). `n` is the new key count.
+/// changed; the caller installs the result). `n` is the new key count;
+/// `budget` the most value decisions the receiver allows
+/// ([`decision_budget`]).
+///
+/// Memory: the result's counters (⌈m/2⌉ bytes, rounded up to words) and
+/// the map of changes (⌈m/8⌉); the digests hash the counters in place.
 ///
 /// # Errors
-/// The wrong base, a malformed payload, or a result that does not match.
+/// The wrong base, a malformed payload, more decisions than the budget, or
+/// a result that does not match.
 pub fn apply_delta_payload(
     base: &CountingBloomFilter,
     payload: &[u8],
     n: u64,
+    budget: Option<u64>,
 ) -> Result<CountingBloomFilter, CountingDeltaError> {
     let (want_base, want_result, rest) =
         split_digests(payload).ok_or(CountingError::BitmapLength("a delta starts with two digests"))?;
@@ -251,6 +369,7 @@ pub fn apply_delta_payload(
     }
     let params = *base.params();
     let (changed, end) = read_bits(rest, params.m).map_err(CountingError::from)?;
+    check_decisions(&changed, DELTA_DECISIONS as u64, budget)?;
     let mut counters = base.as_words().to_vec();
     let at = end.saturating_add(16);
     set_values(&mut counters, &changed, rest.get(end..).unwrap_or_default(), at, 0)?;
@@ -285,7 +404,7 @@ mod tests {
             assert_eq!(raw.len() as u64, raw_len(m));
             assert_eq!(decode_raw(&raw, *f.params(), f.len()).unwrap(), f);
             let coded = coded_payload(&f);
-            assert_eq!(decode_coded(&coded, *f.params(), f.len(), 0).unwrap(), f);
+            assert_eq!(decode_coded(&coded, *f.params(), f.len(), 0, None).unwrap(), f);
         }
     }
 
@@ -296,7 +415,7 @@ mod tests {
             f.insert(b"same");
         }
         assert_eq!(f.saturated(), 1);
-        let back = decode_coded(&coded_payload(&f), *f.params(), f.len(), 0).unwrap();
+        let back = decode_coded(&coded_payload(&f), *f.params(), f.len(), 0, None).unwrap();
         assert_eq!(back.saturated(), 1);
         assert_eq!(back, f);
     }
