@@ -195,6 +195,45 @@ pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> 
     })
 }
 
+/// Writes a counting filter as a raw frame (type 0, kind 1; the bytes of
+/// [`encode_counting_raw`](super::encode_counting_raw)) without a copy of
+/// its counters: what `cbloom decode` writes for the counting kind.
+/// Returns the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_counting_raw_frame<W: Write>(
+    filter: &crate::CountingBloomFilter,
+    w: W,
+) -> io::Result<u64> {
+    let p = filter.params();
+    let len = crate::kinds::counting::raw_len(p.m);
+    let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Raw);
+    write_framed(w, &fields, p, filter.len(), len, |out| {
+        put_counters(filter, |bytes| out.put(bytes))
+    })
+}
+
+/// Writes a counting filter's counters, two per byte, low nibble first
+/// (the ⌈m/2⌉ bytes of its raw payload), without a copy of them; returns
+/// the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_counters<W: Write>(filter: &crate::CountingBloomFilter, mut w: W) -> io::Result<u64> {
+    put_counters(filter, |bytes| w.write_all(bytes))?;
+    Ok(crate::kinds::counting::raw_len(filter.params().m))
+}
+
+/// Hands a counting filter's ⌈m/2⌉ counter bytes to `put`, without a copy.
+fn put_counters(
+    filter: &crate::CountingBloomFilter,
+    put: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let len = crate::kinds::counting::raw_len(filter.params().m);
+    with_le_bytes(filter.as_words(), usize::try_from(len).unwrap_or(usize::MAX), put)
+}
+
 /// A reader that keeps the CRC-32C of what it read.
 struct CrcReader<R> {
     inner: R,

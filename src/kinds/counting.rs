@@ -17,7 +17,9 @@ use crate::prelude::*;
 use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
 use crate::coder::{self, range};
 use crate::counting::{CountingBloomFilter, MAX_COUNT};
-use crate::filter::{ones_of, words_from_le_bytes, zeroed_words, BloomFilter, FilterParams};
+use crate::filter::{
+    ones_of, with_le_bytes, words_from_le_bytes, zeroed_words, BloomFilter, FilterParams,
+};
 use crate::wire::varint;
 use thiserror::Error;
 
@@ -290,20 +292,13 @@ pub fn digest(f: &CountingBloomFilter) -> u64 {
     head.push(1);
     let mut h = xxhash_rust::xxh3::Xxh3Default::new();
     h.update(&head);
-    // The raw payload's bytes straight from the words, a chunk at a time
-    // (no ⌈m/2⌉-byte copy: a delta's receiver holds base and result only).
-    let mut left = raw_len(p.m);
-    let mut chunk = [0u8; 512];
-    for words in f.as_words().chunks(chunk.len() / 8) {
-        let mut used = 0usize;
-        for (w, out) in words.iter().zip(chunk.chunks_exact_mut(8)) {
-            out.copy_from_slice(&w.to_le_bytes());
-            used = used.saturating_add(8);
-        }
-        let take = usize::try_from(left).unwrap_or(usize::MAX).min(used);
-        h.update(chunk.get(..take).unwrap_or_default());
-        left = left.saturating_sub(take as u64);
-    }
+    // The raw payload's bytes straight from the words (no ⌈m/2⌉-byte
+    // copy: a delta's receiver holds the base, the result and the map).
+    let len = usize::try_from(raw_len(p.m)).unwrap_or(usize::MAX);
+    let _ = with_le_bytes(f.as_words(), len, |bytes| {
+        h.update(bytes);
+        Ok::<(), ()>(())
+    });
     h.digest()
 }
 
