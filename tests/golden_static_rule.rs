@@ -55,13 +55,19 @@ fn the_encoders_own_type_4_frames_are_golden() {
             AnyFilter::Standard(got) => assert_eq!(got, filter, "{name}"),
             other => panic!("{name}: {:?}", other.kind()),
         }
-        assert!(doc.contains(&hex(&frame)), "{name}: FORMAT.md section 7 prints it");
+        assert!(
+            doc.contains(&hex(&frame)),
+            "{name}: FORMAT.md section 7 prints it"
+        );
         seen += 1;
     }
     assert_eq!(seen, 2);
     // The mode-1 vector and the Squid frame of section 7 are printed too.
     for name in ["v3_static_tiny_bytes", "v3_squid"] {
         let frame = std::fs::read(format!("{DIR}/{name}.cbf")).unwrap();
-        assert!(doc.contains(&hex(&frame)), "{name}: FORMAT.md section 7 prints it");
+        assert!(
+            doc.contains(&hex(&frame)),
+            "{name}: FORMAT.md section 7 prints it"
+        );
     }
 }
