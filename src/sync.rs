@@ -436,7 +436,7 @@ impl<F: Kind> Subscriber<F> {
         }
         self.check_order(h.identity, is_delta)?;
         if !is_delta {
-            let filter = F::decode_frame(&h, payload)?;
+            let filter = F::decode_frame(&h, payload, &self.limits)?;
             if self.stream.is_none() {
                 self.stream = h.identity.map(|id| id.stream);
             }

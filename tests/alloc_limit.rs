@@ -5,7 +5,7 @@
 
 use compressed_bloom::format::varint;
 use compressed_bloom::{
-    decode_with_limits, delta, encode, BloomFilter, DecodeLimits, FilterParams,
+    decode_with_limits, delta, encode, BloomFilter, DecodeError, DecodeLimits, FilterParams,
 };
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -136,9 +136,11 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         part.insert(&i.to_le_bytes());
     }
     kind_frames.push(encode_partitioned(&part));
+    // A sparse frame is held to ⌈max_m/8⌉ bytes at 64 per payload byte
+    // (docs/FORMAT.md section 2.3, step 3): 32 KiB of payload here.
     let sparse = SparseFilter::from_keys(
         FilterParams::new(1 << 50, 1, 1),
-        (0..100_000u32).map(|i| i.to_le_bytes()),
+        (0..5_000u32).map(|i| i.to_le_bytes()),
     )
     .unwrap();
     kind_frames.push(encode_sparse(&sparse));
@@ -160,7 +162,7 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     varint::put(&mut huge_count, 1 << 40);
     huge_count.extend_from_slice(&[0, 0, 0]);
     kind_frames.push(v3(1 << 56, &huge_count));
-    let bytes = 100_000usize;
+    let bytes = 30_000usize;
     let mut densest = Vec::new();
     varint::put(&mut densest, (bytes * 8) as u64);
     densest.push(0);
@@ -179,41 +181,111 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         kind_worst = kind_worst.max(peak as f64 / frame.len() as f64);
     }
     println!("kinds: largest peak per frame byte {kind_worst:.1}");
+    // Past the memory limit: refused before the payload is read.
+    let mut too_many = Vec::new();
+    varint::put(&mut too_many, 8 * 40_000);
+    too_many.push(0);
+    too_many.extend(std::iter::repeat_n(0u8, 40_000));
+    let frame = v3(1 << 56, &too_many);
+    let mut res = None;
+    let peak = peak_of(|| res = Some(decode_any(&frame, &limits)));
+    assert!(
+        matches!(res.unwrap(), Err(DecodeError::LimitExceeded { requested, .. }) if requested == 64 * (too_many.len() as u64)),
+        "a sparse payload of 64 · {} bytes",
+        too_many.len()
+    );
+    assert!(peak < 64 * 1024, "{peak}");
 
     // The counting kind holds ⌈m/2⌉ bytes of counters and, while decoding,
-    // the ⌈m/8⌉-byte map (docs/FORMAT.md section 8.1): at max_m, a full
-    // coded frame, a hostile one (a full map and a value stream that ends
-    // at once), and a raw one.
+    // the ⌈m/8⌉-byte map (docs/FORMAT.md section 8.1), counted against
+    // the ⌈max_m/8⌉ bytes of memory the limits allow (section 2.3, step
+    // 3): at the largest m that fits, a full coded frame, a hostile one (a
+    // full map and a value stream that ends at once), and a raw one; at
+    // m = max_m (2.5 times the memory, accepted before) a refusal before
+    // anything is allocated.
     use compressed_bloom::format::{encode_counting, encode_counting_raw};
-    let counting_allowance = (max_m / 2 + max_m / 8) as usize + 128 * 1024;
-    let mut c = compressed_bloom::CountingBloomFilter::new(FilterParams::new(max_m, 3, 1)).unwrap();
-    for i in 0..1_000_000u32 {
-        c.insert(&i.to_le_bytes());
-    }
-    let mut hostile = vec![0u8]; // raw map, all ones, then 5 value bytes
-    varint::put(&mut hostile, max_m / 8);
-    hostile.extend(std::iter::repeat_n(0xFFu8, (max_m / 8) as usize));
-    hostile.extend_from_slice(&[0, 0, 0, 0, 0]);
-    let mut counting_frame = vec![0xCB, 0xF1, 3, 1, 1, 0, 1];
-    for v in [0, max_m, 1, 0, hostile.len() as u64] {
-        varint::put(&mut counting_frame, v);
-    }
-    counting_frame.extend_from_slice(&hostile);
-    let crc = crc32c::crc32c(&counting_frame);
-    counting_frame.extend_from_slice(&crc.to_le_bytes());
-    for (i, frame) in [encode_counting(&c), encode_counting_raw(&c), counting_frame]
-        .iter()
-        .enumerate()
-    {
-        let mut ok = false;
-        let peak = peak_of(|| ok = decode_any(frame, &limits).is_ok());
+    let memory = (max_m / 8) as usize;
+    let counting_m = (0..64)
+        .map(|d| max_m / 5 + 1 - d)
+        .find(|m| m.div_ceil(2) + m.div_ceil(8) <= max_m / 8)
+        .unwrap();
+    let counting_allowance = memory + 128 * 1024;
+    let counting_frames = |cm: u64| {
+        let mut c =
+            compressed_bloom::CountingBloomFilter::new(FilterParams::new(cm, 3, 1)).unwrap();
+        for i in 0..(cm / 16) as u32 {
+            c.insert(&i.to_le_bytes());
+        }
+        let mut hostile = vec![0u8]; // raw map, all ones, then 5 value bytes
+        varint::put(&mut hostile, cm.div_ceil(8));
+        hostile.extend(std::iter::repeat_n(0xFFu8, cm.div_ceil(8) as usize));
+        if !cm.is_multiple_of(8) {
+            *hostile.last_mut().unwrap() = (1u8 << (cm % 8)) - 1;
+        }
+        hostile.extend_from_slice(&[0, 0, 0, 0, 0]);
+        let mut counting_frame = vec![0xCB, 0xF1, 3, 1, 1, 0, 1];
+        for v in [0, cm, 1, 0, hostile.len() as u64] {
+            varint::put(&mut counting_frame, v);
+        }
+        counting_frame.extend_from_slice(&hostile);
+        let crc = crc32c::crc32c(&counting_frame);
+        counting_frame.extend_from_slice(&crc.to_le_bytes());
+        [encode_counting(&c), encode_counting_raw(&c), counting_frame]
+    };
+    for (i, frame) in counting_frames(counting_m).iter().enumerate() {
+        let mut res = None;
+        let peak = peak_of(|| res = Some(decode_any(frame, &limits)));
         assert!(
             peak <= counting_allowance,
             "counting frame {i}: {peak} bytes, allowance {counting_allowance}"
         );
-        assert_eq!(ok, i < 2, "counting frame {i}");
-        println!("counting frame {i}: peak {peak} bytes of {counting_allowance}");
+        let res = res.unwrap();
+        assert_eq!(res.is_ok(), i < 2, "counting frame {i}: {res:?}");
+        println!(
+            "counting frame {i} (m = {counting_m}): peak {peak} bytes of {counting_allowance}"
+        );
     }
+    for (i, frame) in counting_frames(max_m).iter().enumerate() {
+        let mut res = None;
+        let peak = peak_of(|| res = Some(decode_any(frame, &limits)));
+        assert!(
+            matches!(res.unwrap(), Err(DecodeError::LimitExceeded { requested, limit, .. })
+                if requested == max_m / 2 + max_m / 8 && limit == max_m / 8),
+            "counting frame {i} at m = max_m"
+        );
+        assert!(
+            peak < 64 * 1024,
+            "counting frame {i} at m = max_m: {peak} bytes"
+        );
+    }
+
+    // A counting delta holds the result's counters and the map of changes
+    // (the digests hash the counters in place): ⌈m/2⌉ + ⌈m/8⌉ bytes
+    // beyond the base, 0.625 · m (1.125 · m when each digest copied the
+    // counters).
+    let mut base =
+        compressed_bloom::CountingBloomFilter::new(FilterParams::new(counting_m, 3, 1)).unwrap();
+    for i in 0..100_000u32 {
+        base.insert(&i.to_le_bytes());
+    }
+    let mut next = base.clone();
+    for i in 100_000..110_000u32 {
+        next.insert(&i.to_le_bytes());
+    }
+    let d = delta::encode_delta_counting(&base, &next).unwrap();
+    let mut res = None;
+    let peak = peak_of(|| res = Some(delta::apply_counting(&mut base, &d, &limits)));
+    res.unwrap().unwrap();
+    assert_eq!(base, next);
+    let held = (counting_m.div_ceil(16) * 8 + counting_m.div_ceil(64) * 8) as usize;
+    assert!(
+        peak <= held + 64 * 1024,
+        "counting delta: {peak} bytes, counters and map {held}"
+    );
+    println!(
+        "counting delta (m = {counting_m}): peak {peak} bytes, {:.3} per counter",
+        peak as f64 / counting_m as f64
+    );
 
     // The scalable kind: the header's m is the sum of the layers' m, so a
     // frame holds at most max_m bits in its layers (docs/FORMAT.md 8.3).

@@ -135,4 +135,37 @@ fn streaming_memory_is_the_filter_plus_a_constant() {
         peak <= filter_bytes + 256 * 1024,
         "a cut type-4 frame held {peak} bytes, the filter is {filter_bytes}"
     );
+    read_frame_allocates_the_filter_as_the_payload_arrives();
+}
+
+/// `read_frame` allocates the filter only once 1 byte per 4096 of it has
+/// arrived (`PREFIX_EXPANSION`): a header declaring m = 2^32 (512 MiB)
+/// followed by a few payload bytes and the end of the input holds what
+/// arrived, not the filter (it allocated the 512 MiB at the header before).
+/// Called from the one test, so that the allocator sees only its own.
+fn read_frame_allocates_the_filter_as_the_payload_arrives() {
+    use compressed_bloom::format::stream::PREFIX_EXPANSION;
+    use compressed_bloom::format::varint;
+    let m = 1u64 << 32;
+    let payload_len = (m / 8).div_ceil(PREFIX_EXPANSION) + 1000; // within the expansion limit
+    let mut head = vec![0xCB, 0xF1, 1, 1, 1, 0];
+    for v in [0, m, 1, 0, payload_len] {
+        varint::put(&mut head, v);
+    }
+    let limits = DecodeLimits::default();
+    for sent in [0usize, 1000, 100_000] {
+        let mut input = head.clone();
+        input.extend(std::iter::repeat_n(0u8, sent));
+        let mut res = None;
+        let peak = peak_of(|| res = Some(read_frame(Trickle(&input), &limits)));
+        assert!(matches!(
+            res.unwrap(),
+            Err(StreamError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof
+        ));
+        assert!(
+            peak <= 2 * sent + 64 * 1024,
+            "{sent} payload bytes: read_frame held {peak} bytes"
+        );
+        println!("m = 2^32, {sent} payload bytes then EOF: peak {peak} bytes");
+    }
 }

@@ -700,3 +700,156 @@ fn trailing_bytes_are_found_before_the_crc() {
         }
     }
 }
+
+/// A counting frame (kind 1, type 1) whose first `marked` of `m` counters
+/// hold `value(i)` and the rest 0: the map coded (raw if coding does not
+/// shrink it), the values through the range coder as section 8.1 says.
+fn counting_frame(m: u64, marked: u64, value: impl Fn(u64) -> u64) -> Vec<u8> {
+    use compressed_bloom::coder::{self, range};
+    let mut words = vec![0u64; m.div_ceil(64) as usize];
+    for i in 0..marked {
+        words[(i / 64) as usize] |= 1 << (i % 64);
+    }
+    let mut map = Vec::new();
+    coder::encode(&words, m, &mut map);
+    let mut payload = vec![1u8];
+    if map.len() as u64 >= m.div_ceil(8) {
+        payload[0] = 0; // raw map
+        map = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        map.truncate(m.div_ceil(8) as usize);
+    }
+    varint::put(&mut payload, map.len() as u64);
+    payload.extend_from_slice(&map);
+    let mut enc = range::Encoder::new(&mut payload);
+    let mut models = [range::BitModel::default(); 14];
+    for i in 0..marked {
+        let value = value(i);
+        for (j, model) in models.iter_mut().enumerate() {
+            let more = value > j as u64 + 1;
+            enc.encode(model, more);
+            if !more {
+                break;
+            }
+        }
+    }
+    enc.finish();
+    let mut f = vec![0xCB, 0xF1, 3, 1, 1, 0, 1];
+    for v in [0, m, 1, marked, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(&payload);
+    let crc = crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// The counting kind's values cost at most 128 decisions per frame byte
+/// under the default limits (docs/FORMAT.md section 8.1, "Work"): a
+/// decision at the model's limit carries 0.00035 bits, so without the
+/// budget a byte of values held ~22,700 decisions, and a 10,431-byte frame
+/// of m = 2^24 counters at 15 took 1.4 s to decode (176 µs per byte,
+/// 2.37 · 10^8 decisions). Frames whose map marks more counters than the
+/// budget allows values for are refused before any value is decoded;
+/// frames at the edge decode within it. The work counted is the value
+/// decisions plus the map's coding steps, per frame byte.
+#[test]
+fn counting_values_cost_a_bounded_work_per_frame_byte() {
+    use compressed_bloom::coder;
+    use compressed_bloom::format::header;
+    use compressed_bloom::kinds::counting;
+    let lim = DecodeLimits::default();
+    // Counters at 15 everywhere: refused before the values.
+    for log_m in [16u32, 20, 24] {
+        let m = 1u64 << log_m;
+        let frame = counting_frame(m, m, |_| 15);
+        let err = compressed_bloom::decode_any(&frame, &lim).unwrap_err();
+        let budget = counting::decision_budget(&lim, frame.len() as u64).unwrap();
+        assert_eq!(
+            err,
+            DecodeError::LimitExceeded {
+                what: "counting value decisions (14 or 15 per marked counter)",
+                requested: 14 * m,
+                limit: budget,
+            },
+            "m = 2^{log_m}"
+        );
+        assert_eq!(budget, 128 * frame.len() as u64);
+        println!(
+            "m = 2^{log_m}, all 15: {} bytes, refused ({} decisions asked, budget {budget})",
+            frame.len(),
+            14 * m
+        );
+    }
+    // At the edge: every counter marked, at 15 but one in `gap` at 1 (a
+    // 12-bit surprise that pays for the frame's bytes), with the smallest
+    // gap the budget accepts; and a run of counters at 15 or 1, as many
+    // as the budget allows (the map then goes raw).
+    let mut worst = 0.0f64;
+    let mut frames = Vec::new();
+    for m in [1u64 << 16, 1 << 20, 1 << 24] {
+        let (mut lo, mut hi) = (1u64, 4096u64);
+        while lo < hi {
+            let gap = (lo + hi) / 2;
+            let frame = counting_frame(m, m, |i| if i % gap == 0 { 1 } else { 15 });
+            let budget = counting::decision_budget(&lim, frame.len() as u64).unwrap();
+            if 14 * m <= budget {
+                lo = gap + 1;
+            } else {
+                hi = gap;
+            }
+        }
+        let gap = lo - 1;
+        frames.push((
+            format!("m = {m}, 15 with a 1 every {gap}"),
+            counting_frame(m, m, |i| if i % gap == 0 { 1 } else { 15 }),
+        ));
+    }
+    for (m, value) in [(1u64 << 20, 15u64), (1 << 20, 1)] {
+        let mut marked = 1u64 << 10;
+        let mut last = None;
+        while marked <= m {
+            let frame = counting_frame(m, marked, |_| value);
+            let budget = counting::decision_budget(&lim, frame.len() as u64).unwrap();
+            if 14 * marked > budget {
+                break;
+            }
+            last = Some(frame);
+            marked += marked / 8;
+        }
+        frames.push((
+            format!("m = {m}, a run at {value}"),
+            last.expect("a frame within the budget"),
+        ));
+    }
+    for (name, frame) in frames {
+        let h = header::parse(&frame, &lim).unwrap();
+        let payload = &frame[h.header_len..frame.len() - 4];
+        // The map: its type byte (0 raw: no steps), length, bytes.
+        let (map_len, used) = varint::get(&payload[1..]).unwrap();
+        let map = &payload[1 + used..1 + used + map_len as usize];
+        let m = h.params.m;
+        let mut words = vec![0u64; m.div_ceil(64) as usize];
+        let steps = match payload[0] {
+            1 => coder::decode_counting(map, m, &mut words).unwrap(),
+            _ => 0,
+        };
+        let (f, decisions) = counting::decode_coded_work(
+            payload,
+            h.params,
+            h.n,
+            h.header_len,
+            counting::decision_budget(&lim, frame.len() as u64),
+        )
+        .unwrap();
+        assert!(f.count(1) > 0, "{name}");
+        let per_byte = (steps + decisions) as f64 / frame.len() as f64;
+        println!(
+            "{name}: {} bytes, {steps} map steps, {decisions} decisions, {per_byte:.1} per byte",
+            frame.len()
+        );
+        assert!(decisions <= 128 * frame.len() as u64);
+        assert!(per_byte <= 130.0, "{per_byte}");
+        worst = worst.max(per_byte);
+    }
+    println!("worst counting work per frame byte: {worst:.1} units");
+}

@@ -180,8 +180,12 @@ def decode(frame: bytes):
             or (ftype == 2 and plen < 16) or (ftype == 3 and plen < 18)):
         raise FrameError("payload length inconsistent with type")
     end = at + plen
-    if len(frame) != end + 4:
-        raise FrameError("frame length mismatch")
+    # Section 2.3, step 6 before step 7: Truncated, then TrailingBytes,
+    # and only then the CRC.
+    if len(frame) < end + 4:
+        raise FrameError("Truncated: frame length mismatch")
+    if len(frame) > end + 4:
+        raise FrameError("TrailingBytes: frame length mismatch")
     if crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise FrameError("checksum mismatch")
     payload = frame[at:end]

@@ -45,18 +45,28 @@ def decode_v3(frame: bytes):
         if not 1 <= meta_len <= 4096:
             raise rd.FrameError("meta_len out of range")
         end, last = at + meta_len, -1
+        # Section 2.3, step 2: the records must all be in the input before
+        # any is read (Truncated, needed = the offset past them).
+        if len(frame) < end:
+            raise rd.FrameError(f"Truncated: needed {end}")
         while at < end:
             tag, at = rd.varint(frame, at)
             length, at = rd.varint(frame, at)
-            if tag <= last or at + length > end:
-                raise rd.FrameError("bad metadata record")
+            # In this order: tag order, length within meta_len, unknown
+            # tag, the Squid record's length.
+            if tag <= last:
+                raise rd.FrameError("InvalidField: metadata tag (not increasing)")
+            if length > max(0, end - at):
+                raise rd.FrameError("InvalidField: metadata length (past meta_len)")
+            if tag != 1:
+                raise rd.FrameError(f"UnknownMetadata: tag {tag}")
+            if length != 128:
+                raise rd.FrameError("InvalidField: metadata length (a Squid header is 128 bytes)")
             last = tag
-            if tag != 1 or length != 128:
-                raise rd.FrameError("unknown metadata tag")
             header["squid_cblock"] = bytes(frame[at:at + 128])
             at += length
         if at != end:
-            raise rd.FrameError("records do not fill meta_len")
+            raise rd.FrameError("InvalidField: meta_len (the records do not fill it)")
     plen, at = rd.varint(frame, at)
     if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
         raise rd.FrameError("m or k out of range")
@@ -87,11 +97,17 @@ def decode_v3(frame: bytes):
     else:
         raise rd.FrameError("kind not defined here")
     end = at + plen
-    if len(frame) != end + 4:
-        raise rd.FrameError("frame length mismatch")
+    # Section 2.3, step 6 before step 7: Truncated, then TrailingBytes,
+    # and only then the CRC (a frame with both trailing bytes and a bad
+    # CRC is TrailingBytes).
+    if len(frame) < end + 4:
+        raise rd.FrameError("Truncated: frame length mismatch")
+    if len(frame) > end + 4:
+        raise rd.FrameError("TrailingBytes: frame length mismatch")
     if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise rd.FrameError("checksum mismatch")
     payload = frame[at:end]
+    header["frame_len"] = len(frame)
     if kind == 3:
         header["payload"] = bytes(payload)
         return header, None
@@ -99,7 +115,7 @@ def decode_v3(frame: bytes):
         header["payload"] = bytes(payload)
         return header, None
     if kind == 1:
-        return header, counting_payload(payload, ftype, m)
+        return header, counting_payload(payload, ftype, m, len(frame))
     if kind == 4 and ftype == 2:
         header["base_digest"] = int.from_bytes(payload[0:8], "little")
         header["result_digest"] = int.from_bytes(payload[8:16], "little")
@@ -166,6 +182,8 @@ class RangeDecoder:
             self.rng = (self.rng << 8) & 0xFFFFFFFF
             self.code = ((self.code << 8) | self.vals[self.pos]) & 0xFFFFFFFF
             self.pos += 1
+        # After the model update and the whole renormalisation loop, never
+        # before it (section 8.1).
         if self.code >= self.rng:
             raise rd.FrameError("values corrupt")
         return bit
@@ -205,13 +223,26 @@ def counting_map(payload: bytes, at: int, m: int):
     return bits, at + mlen
 
 
-def counting_payload(payload: bytes, ftype: int, m: int) -> bytes:
+# The receiver's expansion limit E (section 2.3, step 5), which also bounds
+# the counting values' work (section 8.1, "Work"); None: no limit.
+MAX_EXPANSION = 4096
+
+
+def check_work(bits, per_value: int, frame_len: int):
+    """Section 8.1, "Work": refuse when 32 * D > E * frame length, D being
+    the most decisions the values can take, before any value is decoded."""
+    if MAX_EXPANSION is not None and 32 * per_value * sum(bits) > MAX_EXPANSION * frame_len:
+        raise rd.FrameError("LimitExceeded: counting value decisions")
+
+
+def counting_payload(payload: bytes, ftype: int, m: int, frame_len: int) -> bytes:
     """Section 8.1: the counters as the raw nibble array (ceil(m/2) bytes)."""
     if ftype == 0:
         if m % 2 and payload[-1] >> 4:
             raise rd.FrameError("padding counter set")
         return bytes(payload)
     bits, at = counting_map(payload, 0, m)
+    check_work(bits, 14, frame_len)
     dec = RangeDecoder(payload[at:], 14)
     counters = bytearray((m + 1) // 2)
     for i, b in enumerate(bits):
@@ -233,6 +264,7 @@ def apply_counting(base_header, nibbles: bytes, delta_header, payload: bytes) ->
     if int.from_bytes(payload[0:8], "little") != counting_digest(base_header, nibbles):
         raise rd.FrameError("wrong base")
     bits, at = counting_map(payload, 16, m)
+    check_work(bits, 15, delta_header["frame_len"])
     dec = RangeDecoder(payload[at:], 15)
     out = bytearray(nibbles)
     for i, b in enumerate(bits):

@@ -956,7 +956,7 @@ pub fn apply_counting(
     expect_kind(&d, FilterKind::Counting)?;
     same_params(&d.frame.params, base.params())?;
     let held = counting::digest(base);
-    apply_counting_checked(base, held, data, &d).map(|_| ())
+    apply_counting_checked(base, held, data, &d, limits).map(|_| ())
 }
 
 /// [`apply_counting`] for a receiver that holds `base`'s digest: a delta
@@ -967,6 +967,7 @@ pub(crate) fn apply_counting_checked(
     held: u64,
     data: &[u8],
     d: &DeltaHeader,
+    limits: &DecodeLimits,
 ) -> Result<u64, DecodeError> {
     expect_kind(d, FilterKind::Counting)?;
     let h = &d.frame;
@@ -974,8 +975,9 @@ pub(crate) fn apply_counting_checked(
     check_base(d, held)?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let result = counting::apply_delta_payload(base, payload, h.n, Some(held))
-        .map_err(|e| kind_delta_error(e, |source| DecodeError::Counting { offset: at, source }))?;
+    let budget = counting::decision_budget(limits, h.frame_len());
+    let result = counting::apply_delta_payload(base, payload, h.n, budget, Some(held))
+        .map_err(|e| kind_delta_error(e, |source| format::counting_error(at, source)))?;
     *base = result;
     Ok(d.result_digest)
 }

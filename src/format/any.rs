@@ -118,20 +118,23 @@ static SCALABLE_NONE: crate::FilterParams = crate::FilterParams::new(1, 1, 0);
 /// for a delta.
 pub fn decode_any(data: &[u8], limits: &DecodeLimits) -> Result<AnyFilter, DecodeError> {
     let (h, payload) = checked_whole_frame(data, limits)?;
-    decode_any_payload(&h, payload)
+    decode_any_payload(&h, payload, limits)
 }
 
 /// Decodes the payload of a checked full frame into its kind.
 pub(crate) fn decode_any_payload(
     h: &FrameHeader,
     payload: &[u8],
+    limits: &DecodeLimits,
 ) -> Result<AnyFilter, DecodeError> {
     match h.kind {
         FilterKind::Standard if h.squid_cblock.is_some() => {
             decode_squid_payload(h, payload).map(AnyFilter::Squid)
         }
         FilterKind::Standard => super::decode_full(h, payload).map(AnyFilter::Standard),
-        FilterKind::Counting => decode_counting_payload(h, payload).map(AnyFilter::Counting),
+        FilterKind::Counting => {
+            decode_counting_payload(h, payload, limits).map(AnyFilter::Counting)
+        }
         FilterKind::Scalable => decode_scalable_payload(h, payload).map(AnyFilter::Scalable),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
         FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
@@ -244,16 +247,18 @@ pub fn decode_counting(
     limits: &DecodeLimits,
 ) -> Result<CountingBloomFilter, DecodeError> {
     let (h, payload) = checked_of_kind(data, limits, FilterKind::Counting)?;
-    decode_counting_payload(&h, payload)
+    decode_counting_payload(&h, payload, limits)
 }
 
 pub(crate) fn decode_counting_payload(
     h: &FrameHeader,
     payload: &[u8],
+    limits: &DecodeLimits,
 ) -> Result<CountingBloomFilter, DecodeError> {
+    let budget = counting::decision_budget(limits, h.frame_len());
     let decoded = match h.filter_type {
         FilterType::Raw => counting::decode_raw(payload, h.params, h.n),
-        FilterType::Coded => counting::decode_coded(payload, h.params, h.n, h.header_len),
+        FilterType::Coded => counting::decode_coded(payload, h.params, h.n, h.header_len, budget),
         found => {
             return Err(DecodeError::WrongFrameType {
                 found,
@@ -263,7 +268,7 @@ pub(crate) fn decode_counting_payload(
     };
     decoded.map_err(|e| match e {
         counting::PayloadError::NoMemory(e) => e.into(),
-        counting::PayloadError::At { offset, source } => DecodeError::Counting { offset, source },
+        counting::PayloadError::At { offset, source } => super::counting_error(offset, source),
     })
 }
 

@@ -570,6 +570,19 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             limit: u64::from(limits.max_k),
         });
     }
+    // Memory: what the kind holds once decoded, against the ⌈max_m/8⌉
+    // bytes of an array of max_m bits (counters hold 4 bits per position
+    // and, while decoding, the map; a sparse list up to 64 bytes per
+    // payload byte).
+    let memory = kind.decoded_bytes(&FilterParams::new(m, 1, 0), payload_len);
+    let memory_limit = limits.max_m.div_ceil(8);
+    if memory > memory_limit {
+        return Err(DecodeError::LimitExceeded {
+            what: "decoded memory (bytes; max_m / 8)",
+            requested: memory,
+            limit: memory_limit,
+        });
+    }
     if filter_type.is_delta() && identity.is_some_and(|id| id.seq == 0) {
         return Err(DecodeError::InvalidField {
             offset: seq_at,
@@ -797,8 +810,9 @@ impl FilterKind {
         }
     }
 
-    /// Bytes a decoded full frame of this kind holds in memory, for the
-    /// expansion limit.
+    /// Bytes a decoded frame of this kind holds in memory, for the memory
+    /// limit (⌈max_m/8⌉ bytes) and, for full frames, the expansion limit.
+    /// Only m and `payload_len` are read from `params`/the header.
     pub fn decoded_bytes(self, params: &FilterParams, payload_len: u64) -> u64 {
         match self {
             // At most 8 positions per payload byte (a gap takes a bit at

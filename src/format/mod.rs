@@ -597,3 +597,21 @@ pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
     };
     frame_bytes(&h.params, h.n, &fields, payload)
 }
+
+/// A counting payload's error at frame offset `offset` as the frame
+/// decoders report it: a work budget exceeded is a limit
+/// (docs/FORMAT.md section 8.1, "Work"), the rest are `Counting`.
+pub(crate) fn counting_error(
+    offset: usize,
+    source: crate::kinds::counting::CountingError,
+) -> DecodeError {
+    use crate::kinds::counting::{CountingError, DECISIONS_WHAT};
+    match source {
+        CountingError::TooManyDecisions { requested, limit } => DecodeError::LimitExceeded {
+            what: DECISIONS_WHAT,
+            requested,
+            limit,
+        },
+        source => DecodeError::Counting { offset, source },
+    }
+}

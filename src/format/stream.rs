@@ -45,7 +45,9 @@ use thiserror::Error;
 /// held): one block's
 /// coded stream, the coder's 32 KiB table, a 64 KiB I/O buffer and the
 /// header: 2.5 MiB with room to spare. The filter itself is allocated as
-/// the header declares it (within the limits) before the payload is read.
+/// the header declares it (within the limits) once ⌈m/8⌉/4096 bytes of
+/// payload have arrived ([`PREFIX_EXPANSION`]; those bytes are held until
+/// the frame's end, and count in this allowance: 128 KiB at m = 2^32).
 pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024;
 
 /// Bytes of working memory [`write_frame`] uses beyond the filter and 8
@@ -53,6 +55,12 @@ pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024
 /// (its operation list, about 9 MB at the densest), one coded block and a
 /// 64 KiB buffer: 16 MiB with room to spare.
 pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
+
+/// [`read_frame`] allocates the filter once the payload has brought one
+/// byte per this many bytes of it: the default expansion limit, so a frame
+/// within it has that many bytes, and the reader holds at most ⌈m/8⌉/4096
+/// bytes of payload before the filter (128 KiB for m = 2^32).
+pub const PREFIX_EXPANSION: u64 = crate::wire::limits::DEFAULT_MAX_EXPANSION;
 
 /// I/O chunk for raw payloads.
 const CHUNK: usize = 64 * 1024;
@@ -187,6 +195,45 @@ pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> 
     })
 }
 
+/// Writes a counting filter as a raw frame (type 0, kind 1; the bytes of
+/// [`encode_counting_raw`](super::encode_counting_raw)) without a copy of
+/// its counters: what `cbloom decode` writes for the counting kind.
+/// Returns the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_counting_raw_frame<W: Write>(
+    filter: &crate::CountingBloomFilter,
+    w: W,
+) -> io::Result<u64> {
+    let p = filter.params();
+    let len = crate::kinds::counting::raw_len(p.m);
+    let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Raw);
+    write_framed(w, &fields, p, filter.len(), len, |out| {
+        put_counters(filter, |bytes| out.put(bytes))
+    })
+}
+
+/// Writes a counting filter's counters, two per byte, low nibble first
+/// (the ⌈m/2⌉ bytes of its raw payload), without a copy of them; returns
+/// the bytes written.
+///
+/// # Errors
+/// The writer's.
+pub fn write_counters<W: Write>(filter: &crate::CountingBloomFilter, mut w: W) -> io::Result<u64> {
+    put_counters(filter, |bytes| w.write_all(bytes))?;
+    Ok(crate::kinds::counting::raw_len(filter.params().m))
+}
+
+/// Hands a counting filter's ⌈m/2⌉ counter bytes to `put`, without a copy.
+fn put_counters(
+    filter: &crate::CountingBloomFilter,
+    put: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let len = crate::kinds::counting::raw_len(filter.params().m);
+    with_le_bytes(filter.as_words(), usize::try_from(len).unwrap_or(usize::MAX), put)
+}
+
 /// A reader that keeps the CRC-32C of what it read.
 struct CrcReader<R> {
     inner: R,
@@ -315,7 +362,26 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
         .into());
     }
     let m = h.params.m;
-    // Limits were checked by parse(): now the output may be allocated.
+    // The limits were checked by parse(), but a header is ~20 bytes: the
+    // filter is allocated only once the payload has brought 1 byte per
+    // PREFIX_EXPANSION bytes of it (or all of itself, if shorter), held
+    // meanwhile as they arrive. A peer that sends a header and stalls
+    // costs what it sent, not the filter it declared.
+    let prefix_len = h
+        .params
+        .byte_len()
+        .div_ceil(PREFIX_EXPANSION)
+        .min(h.payload_len);
+    let mut prefix = Vec::new();
+    let got = (&mut src.inner).take(prefix_len).read_to_end(&mut prefix)?;
+    if got as u64 != prefix_len {
+        return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+    }
+    let mut src = CrcReader {
+        inner: prefix.as_slice().chain(&mut src.inner),
+        crc: src.crc,
+        read: src.read,
+    };
     let mut words = zeroed_words(h.params.word_len()).map_err(DecodeError::from)?;
     match h.filter_type {
         FilterType::Raw => {

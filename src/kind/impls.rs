@@ -51,7 +51,11 @@ impl Kind for BloomFilter {
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
         format::encode_bits(self, FilterKind::Standard, id, None, coding)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         format::decode_full(h, payload)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
@@ -88,7 +92,11 @@ impl Kind for PartitionedBloomFilter {
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
         format::encode_bits(self.bits(), FilterKind::Partitioned, id, None, coding)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Partitioned)?;
         any::decode_partitioned_payload(h, payload)
     }
@@ -128,9 +136,13 @@ impl Kind for CountingBloomFilter {
         };
         format::with_identity(frame, id)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Counting)?;
-        any::decode_counting_payload(h, payload)
+        any::decode_counting_payload(h, payload, limits)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
         let frame = delta::encode_delta_counting(old, new).ok()?;
@@ -141,9 +153,9 @@ impl Kind for CountingBloomFilter {
         held: u64,
         frame: &[u8],
         d: &DeltaHeader,
-        _limits: &DecodeLimits,
+        limits: &DecodeLimits,
     ) -> Result<u64, DecodeError> {
-        delta::apply_counting_checked(self, held, frame, d)
+        delta::apply_counting_checked(self, held, frame, d, limits)
     }
 }
 
@@ -168,7 +180,11 @@ impl Kind for ScalableBloomFilter {
         };
         format::with_identity(frame, id)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Scalable)?;
         any::decode_scalable_payload(h, payload)
     }
@@ -204,7 +220,11 @@ impl Kind for SparseFilter {
     fn encode_frame(&self, _coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
         format::with_identity(any::encode_sparse(self), id)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Sparse)?;
         any::decode_sparse_payload(h, payload)
     }
@@ -244,7 +264,11 @@ impl Kind for SquidDigest {
         };
         format::with_identity(frame, id)
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Standard)?;
         any::decode_squid_payload(h, payload)
     }
@@ -293,8 +317,12 @@ impl Kind for AnyFilter {
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
         each!(self, f => Kind::encode_frame(f, coding, id))
     }
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError> {
-        any::decode_any_payload(h, payload)
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
+        any::decode_any_payload(h, payload, limits)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
         match (old, new) {

@@ -55,12 +55,17 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> alloc::vec::Vec<u8>;
 
     /// Decodes the payload of a checked full frame (header `h`, limits
-    /// and CRC already checked).
+    /// and CRC already checked); `limits` also bounds the work a payload
+    /// may ask for (a counting frame's value decisions).
     ///
     /// # Errors
     /// [`DecodeError::WrongKind`] for a frame this type does not hold; any
     /// error of the payload.
-    fn decode_frame(h: &FrameHeader, payload: &[u8]) -> Result<Self, DecodeError>;
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError>;
 
     /// The smallest delta frame that turns `old` into `new`, carrying `id`
     /// if given; `None` when no delta can describe the change (other
@@ -120,7 +125,7 @@ pub fn decode_as<F: Kind>(data: &[u8], limits: &DecodeLimits) -> Result<F, Decod
             expected: F::KIND,
         });
     }
-    F::decode_frame(&h, payload)
+    F::decode_frame(&h, payload, limits)
 }
 
 /// Applies a delta frame to `base`, a filter of any kind: checks the frame

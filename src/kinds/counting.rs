@@ -17,7 +17,11 @@ use crate::prelude::*;
 use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
 use crate::coder::{self, range};
 use crate::counting::{CountingBloomFilter, MAX_COUNT};
-use crate::filter::{ones_of, words_from_le_bytes, zeroed_words, BloomFilter, FilterError, FilterParams};
+use crate::filter::{
+    ones_of, with_le_bytes, words_from_le_bytes, zeroed_words, BloomFilter, FilterError,
+    FilterParams,
+};
+use crate::wire::limits::DecodeLimits;
 use crate::wire::varint;
 use thiserror::Error;
 
@@ -53,7 +57,47 @@ pub enum CountingError {
     /// A raw payload sets a counter past m − 1, or a bitmap bit past it.
     #[error("a counter or bit past position m - 1 is set")]
     Padding,
+    /// The map marks more counters than the receiver's work budget allows
+    /// values for (docs/FORMAT.md section 8.1, "Work"); reported as
+    /// [`crate::DecodeError::LimitExceeded`] by the frame decoders.
+    #[error("{requested} value decisions possible, the budget is {limit}")]
+    TooManyDecisions {
+        /// 14 (full frame) or 15 (delta) per counter the map marks.
+        requested: u64,
+        /// The receiver's budget for this frame.
+        limit: u64,
+    },
 }
+
+/// Why a counting payload did not decode: no memory for the counters, or
+/// a malformed part (or a work budget exceeded) at a frame offset.
+/// `format` reports the first as the filter's error, a budget exceeded as
+/// a limit and the rest as `DecodeError::Counting`.
+#[derive(Debug)]
+pub enum PayloadError {
+    /// The counters could not be allocated.
+    NoMemory(FilterError),
+    /// A malformed part, or more value decisions than the budget allows.
+    At {
+        /// Frame offset of the part.
+        offset: usize,
+        /// What was wrong.
+        source: CountingError,
+    },
+}
+
+impl From<FilterError> for PayloadError {
+    fn from(e: FilterError) -> Self {
+        PayloadError::NoMemory(e)
+    }
+}
+
+fn at(offset: usize, source: CountingError) -> PayloadError {
+    PayloadError::At { offset, source }
+}
+
+/// What a budget exceeded is reported as (`DecodeError::LimitExceeded`).
+pub const DECISIONS_WHAT: &str = "counting value decisions (14 or 15 per marked counter)";
 
 /// Bytes of the raw (type 0) payload: ⌈m/2⌉, two counters per byte.
 pub fn raw_len(m: u64) -> u64 {
@@ -88,33 +132,11 @@ pub fn coded_payload(f: &CountingBloomFilter) -> Vec<u8> {
     out
 }
 
-/// Why a counting payload did not decode: no memory for the counters, or
-/// a malformed part at a frame offset. `format` reports the first as the
-/// filter's error and the second as `DecodeError::Counting`.
-#[derive(Debug)]
-pub(crate) enum PayloadError {
-    /// The counters could not be allocated.
-    NoMemory(FilterError),
-    /// A malformed part.
-    At {
-        /// Frame offset of the part.
-        offset: usize,
-        /// What was wrong.
-        source: CountingError,
-    },
-}
-
-impl From<FilterError> for PayloadError {
-    fn from(e: FilterError) -> Self {
-        PayloadError::NoMemory(e)
-    }
-}
-
 /// Decodes a raw payload of ⌈m/2⌉ bytes (its length was checked).
 ///
 /// # Errors
 /// A non-zero padding nibble, or no memory.
-pub(crate) fn decode_raw(
+pub fn decode_raw(
     payload: &[u8],
     params: FilterParams,
     n: u64,
@@ -122,10 +144,7 @@ pub(crate) fn decode_raw(
     let mut words = zeroed_words(crate::filter::units_for(params.m, 16))?;
     words_from_le_bytes(&mut words, payload);
     if !nibble_padding_clear(params.m, &words) {
-        return Err(PayloadError::At {
-            offset: 0,
-            source: CountingError::Padding,
-        });
+        return Err(at(0, CountingError::Padding));
     }
     Ok(CountingBloomFilter::from_parts(params, n, words))
 }
@@ -162,44 +181,113 @@ fn set_counter(counters: &mut [u64], i: u64, v: u64) {
 }
 
 /// Decodes a coded payload. `offset` is the payload's frame offset, for
-/// error messages.
+/// error messages; `budget` is the most value decisions the receiver
+/// allows ([`decision_budget`]; `None`: no limit).
 ///
 /// # Errors
-/// Any malformed part, with its frame offset.
-pub(crate) fn decode_coded(
+/// Any malformed part, or more value decisions than the budget allows
+/// ([`CountingError::TooManyDecisions`]), with its frame offset.
+pub fn decode_coded(
     payload: &[u8],
     params: FilterParams,
     n: u64,
     offset: usize,
+    budget: Option<u64>,
 ) -> Result<CountingBloomFilter, PayloadError> {
-    let err = |source| PayloadError::At { offset, source };
+    decode_coded_work(payload, params, n, offset, budget).map(|(f, _)| f)
+}
+
+/// [`decode_coded`], also returning the number of value decisions it
+/// decoded (the map's work is the coder's, [`coder::decode_counting`]).
+/// `tests/hostile.rs` holds the sum to a fixed number per frame byte.
+///
+/// # Errors
+/// As [`decode_coded`].
+pub fn decode_coded_work(
+    payload: &[u8],
+    params: FilterParams,
+    n: u64,
+    offset: usize,
+    budget: Option<u64>,
+) -> Result<(CountingBloomFilter, u64), PayloadError> {
+    let err = |source| at(offset, source);
     let (map, end) = read_bits(payload, params.m).map_err(|e| err(e.into()))?;
+    check_decisions(&map, DECISIONS as u64, budget).map_err(err)?;
     let mut counters = zeroed_words(crate::filter::units_for(params.m, 16))?;
-    set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)
+    let decisions = set_values(&mut counters, &map, payload.get(end..).unwrap_or_default(), end, 1)
         .map_err(err)?;
-    Ok(CountingBloomFilter::from_parts(params, n, counters))
+    Ok((
+        CountingBloomFilter::from_parts(params, n, counters),
+        decisions,
+    ))
+}
+
+/// Output bytes one value decision counts as under the receiver's
+/// expansion limit (docs/FORMAT.md section 8.1, "Work"): a counting frame
+/// takes at most `max_expansion / 32` decisions per frame byte, 128 under
+/// the default limits (a few µs of CPU per frame byte; a decision at the
+/// model's limit carries 0.00035 bits, so without a budget a byte held
+/// ~22,700). A filter's values cost 10 to 25 decisions per byte; only an
+/// array saturated past use (nearly every counter at 15, or at 1) needs
+/// more.
+pub const DECISION_WEIGHT: u64 = 32;
+
+/// The most value decisions a counting frame of `frame_len` bytes may take
+/// under `limits` (docs/FORMAT.md section 8.1, "Work"):
+/// ⌊max_expansion · frame_len / 32⌋, or `None` without an expansion limit.
+pub fn decision_budget(limits: &DecodeLimits, frame_len: u64) -> Option<u64> {
+    limits.max_expansion.map(|e| {
+        let product = u128::from(e).saturating_mul(u128::from(frame_len));
+        let budget = product.checked_div(u128::from(DECISION_WEIGHT)).unwrap_or(0);
+        u64::try_from(budget).unwrap_or(u64::MAX)
+    })
+}
+
+/// Refuses a values part whose decisions could exceed `budget`: at most
+/// `per_value` decisions for each counter the map marks (docs/FORMAT.md
+/// section 8.1, "Work"), checked before any value is decoded.
+fn check_decisions(map: &[u64], per_value: u64, budget: Option<u64>) -> Result<(), CountingError> {
+    let Some(budget) = budget else {
+        return Ok(());
+    };
+    let marked = map
+        .iter()
+        .fold(0u64, |a, w| a.saturating_add(u64::from(w.count_ones())));
+    let most = marked.saturating_mul(per_value);
+    if most > budget {
+        return Err(CountingError::TooManyDecisions {
+            requested: most,
+            limit: budget,
+        });
+    }
+    Ok(())
 }
 
 /// Decodes the range-coded values of the counters the map marks (at
 /// payload offset `at`) into `counters`: a full frame's values start at 1
 /// (`base` 1, 14 decisions), a delta's at 0 (`base` 0, 15 decisions).
+/// Returns the number of decisions decoded.
 fn set_values(
     counters: &mut [u64],
     map: &[u64],
     values: &[u8],
     at: usize,
     base: u64,
-) -> Result<(), CountingError> {
+) -> Result<u64, CountingError> {
     let verr = |what| CountingError::Values { offset: at, what };
     let mut dec = range::Decoder::new(values).map_err(verr)?;
     let mut models = [range::BitModel::default(); DELTA_DECISIONS];
     let decisions = if base == 0 { DELTA_DECISIONS } else { DECISIONS };
     let models = models.get_mut(..decisions).unwrap_or_default();
+    let mut work = 0u64;
     for i in ones_of(map) {
         let v = get_unary(&mut dec, models).map_err(verr)?;
+        // v ones and a final zero, or `decisions` ones at the top value.
+        work = work.saturating_add(v.saturating_add(1).min(decisions as u64));
         set_counter(counters, i, v.saturating_add(base));
     }
-    dec.finish().map_err(verr)
+    dec.finish().map_err(verr)?;
+    Ok(work)
 }
 
 /// The content digest of a counting filter (docs/FORMAT.md section 8.1):
@@ -214,7 +302,13 @@ pub fn digest(f: &CountingBloomFilter) -> u64 {
     head.push(1);
     let mut h = xxhash_rust::xxh3::Xxh3Default::new();
     h.update(&head);
-    h.update(&raw_payload(f));
+    // The raw payload's bytes straight from the words (no ⌈m/2⌉-byte
+    // copy: a delta's receiver holds the base, the result and the map).
+    let len = usize::try_from(raw_len(p.m)).unwrap_or(usize::MAX);
+    let _ = with_le_bytes(f.as_words(), len, |bytes| {
+        h.update(bytes);
+        Ok::<(), ()>(())
+    });
     h.digest()
 }
 
@@ -253,14 +347,21 @@ pub fn encode_delta_payload(
 pub type CountingDeltaError = super::bits::KindDeltaError<CountingError>;
 
 /// Applies a delta payload to `base`, returning the result (the base is not
-/// changed; the caller installs the result). `n` is the new key count.
+/// changed; the caller installs the result). `n` is the new key count;
+/// `budget` the most value decisions the receiver allows
+/// ([`decision_budget`]).
+///
+/// Memory: the result's counters (⌈m/2⌉ bytes, rounded up to words) and
+/// the map of changes (⌈m/8⌉); the digests hash the counters in place.
 ///
 /// # Errors
-/// The wrong base, a malformed payload, or a result that does not match.
+/// The wrong base, a malformed payload, more decisions than the budget, or
+/// a result that does not match.
 pub fn apply_delta_payload(
     base: &CountingBloomFilter,
     payload: &[u8],
     n: u64,
+    budget: Option<u64>,
     held: Option<u64>,
 ) -> Result<CountingBloomFilter, CountingDeltaError> {
     let (want_base, want_result, rest) =
@@ -275,6 +376,7 @@ pub fn apply_delta_payload(
     }
     let params = *base.params();
     let (changed, end) = read_bits(rest, params.m).map_err(CountingError::from)?;
+    check_decisions(&changed, DELTA_DECISIONS as u64, budget)?;
     let mut counters = base.as_words().to_vec();
     let at = end.saturating_add(16);
     set_values(&mut counters, &changed, rest.get(end..).unwrap_or_default(), at, 0)?;
@@ -309,7 +411,7 @@ mod tests {
             assert_eq!(raw.len() as u64, raw_len(m));
             assert_eq!(decode_raw(&raw, *f.params(), f.len()).unwrap(), f);
             let coded = coded_payload(&f);
-            assert_eq!(decode_coded(&coded, *f.params(), f.len(), 0).unwrap(), f);
+            assert_eq!(decode_coded(&coded, *f.params(), f.len(), 0, None).unwrap(), f);
         }
     }
 
@@ -320,7 +422,7 @@ mod tests {
             f.insert(b"same");
         }
         assert_eq!(f.saturated(), 1);
-        let back = decode_coded(&coded_payload(&f), *f.params(), f.len(), 0).unwrap();
+        let back = decode_coded(&coded_payload(&f), *f.params(), f.len(), 0, None).unwrap();
         assert_eq!(back.saturated(), 1);
         assert_eq!(back, f);
     }

@@ -27,8 +27,8 @@ use crate::format::{header, varint};
 #[doc(hidden)]
 pub mod kinds;
 pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size, Target};
-mod scalable;
 pub mod receiver;
+mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
 use std::f64::consts::LN_2;

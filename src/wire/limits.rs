@@ -13,10 +13,28 @@ pub const MAX_M: u64 = 1 << 56;
 /// Bounds checked against every header-declared size *before* anything is
 /// allocated or decoded.
 ///
-/// The defaults are meant for frames from strangers: a 512 MiB filter at
-/// most (m <= 2^32 bits), frames up to 1 GiB, any k the format allows, and a
-/// full frame may decode to at most [`DEFAULT_MAX_EXPANSION`] times its own
-/// length. Tighten them for the traffic you expect:
+/// The defaults are meant for frames from strangers: a decoded filter of
+/// 512 MiB at most (`max_m` = 2^32 bits, and ⌈max_m/8⌉ bytes of memory
+/// for every kind), frames up to 1 GiB, any k the format allows, and a full
+/// frame may decode to at most [`DEFAULT_MAX_EXPANSION`] times its own
+/// length. What each kind holds, checked against ⌈max_m/8⌉ bytes before
+/// anything is allocated (docs/FORMAT.md section 2.3, step 3):
+///
+/// * standard, partitioned: the m-bit array, ⌈m/8⌉ bytes (m ≤ 2^32);
+/// * counting: the 4-bit counters and, while decoding, the map,
+///   ⌈m/2⌉ + ⌈m/8⌉ bytes (m ≤ 858,993,458 by default);
+/// * scalable: its layers' bits, ⌈m/8⌉ bytes for the header's m = Σ m_i
+///   (plus rounding to words and a few dozen bytes for each of at most 64
+///   layers);
+/// * sparse: 64 bytes per payload byte (the Elias–Fano list of at most
+///   8 positions per payload byte), so a payload of at most 8 MiB.
+///
+/// The work a frame may ask for is bounded through the same limits: with
+/// an expansion limit, a counting frame may take at most
+/// `max_expansion / 32` value decisions per frame byte (docs/FORMAT.md
+/// section 8.1, "Work"); docs/HARDENING.md tabulates the worst CPU and
+/// memory per frame byte of every kind. Tighten them for the traffic you
+/// expect:
 ///
 /// ```
 /// use compressed_bloom::DecodeLimits;
@@ -25,7 +43,9 @@ pub const MAX_M: u64 = 1 << 56;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeLimits {
-    /// Largest m (bits) accepted; the decoded filter needs ⌈m/64⌉·8 bytes.
+    /// Largest m (bits) accepted by the kinds that hold an array of m
+    /// positions, and ⌈max_m/8⌉ the most bytes any decoded frame may hold
+    /// (see above for each kind's size).
     pub max_m: u64,
     /// Largest k accepted (at most 64 in any case).
     pub max_k: u32,

@@ -612,19 +612,26 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             Ok(())
         }
         AnyFilter::Counting(c) => {
-            let out = if a.bits_only {
-                // The bare counters: two per byte, low nibble first.
-                compressed_bloom::kinds::counting::raw_payload(&c)
-            } else {
-                compressed_bloom::format::encode_counting_raw(&c)
-            };
-            write_all(&a.output, &out)?;
+            // Written from the counters, never copied whole; the frame is
+            // no longer needed.
+            let frame_len = data.len();
+            drop(data);
+            let mut written = 0;
+            write_with(&a.output, |w| {
+                written = if a.bits_only {
+                    // The bare counters: two per byte, low nibble first.
+                    stream::write_counters(&c, w)?
+                } else {
+                    stream::write_counting_raw_frame(&c, w)?
+                };
+                Ok(())
+            })?;
             note!(
                 "decoded counting m={} k={}: {} -> {} bytes",
                 c.params().m,
                 c.params().k,
-                data.len(),
-                out.len()
+                frame_len,
+                written
             );
             Ok(())
         }
