@@ -14,6 +14,7 @@ use crate::counting::CountingBloomFilter;
 use crate::filter::BloomFilter;
 use crate::format::{self, AnyFilter, DecodeLimits};
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::ribbon::RibbonFilter;
 use crate::kinds::sparse::SparseFilter;
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -97,3 +98,4 @@ frame_serde!(
     format::decode_counting
 );
 frame_serde!(SquidDigest, format::encode_squid, format::decode_squid);
+frame_serde!(RibbonFilter, format::encode_ribbon, format::decode_ribbon);

@@ -9,3 +9,4 @@ pub mod sparse;
 pub mod bits;
 pub mod counting;
 pub mod scalable;
+pub mod ribbon;

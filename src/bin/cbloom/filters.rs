@@ -109,6 +109,18 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     if a.kind == KindArg::Scalable {
         return build_scalable(a);
     }
+    if a.kind == KindArg::Ribbon {
+        return crate::ribbon_cmd::build(&crate::ribbon_cmd::RibbonBuild {
+            keys: &a.keys,
+            skip_blank: a.skip_blank,
+            distinct: a.distinct,
+            seed: a.seed,
+            fpr: a.size.fpr,
+            bytes: a.size.bytes,
+            shape_given: a.size.m.is_some(),
+            output: &a.output,
+        });
+    }
     let seed = a.seed;
     let bar = progress("hashing");
     // One streaming pass: hash every key once. With m and k given, insert
@@ -582,6 +594,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
             f.layers().iter().map(|l| l.filter.estimated_len()).sum(),
             f.formula_fpr(),
         ),
+        // A solved system: n is declared, the rate follows from the
+        // columns where keys land.
+        AnyFilter::Ribbon(f) => (f.len() as f64, f.expected_fpr()),
         _ => (
             -(h.params.m as f64) / f64::from(h.params.k) * (-fill).ln_1p(),
             fill.powi(h.params.k as i32),

@@ -25,6 +25,9 @@ pub(crate) enum KindArg {
     Scalable,
     /// The sorted positions of the one bits, held without the m-bit array.
     Sparse,
+    /// A solved linear system: the smallest frame for a static set
+    /// (--fpr or --bytes).
+    Ribbon,
 }
 
 /// Plans (m, k) for `kind` and n keys: a byte budget or a target rate.
@@ -45,6 +48,9 @@ pub(crate) fn plan_kind(
         (KindArg::Counting, Some(z), _) => plan_kinds::plan_counting_for_size(n, z, cons)?,
         (KindArg::Counting, None, Some(f)) => plan_kinds::plan_counting_for_fpr(n, f, cons)?,
         (KindArg::Scalable, _, _) => return Err(scalable_is_built_apart()),
+        (KindArg::Ribbon, _, _) => {
+            return Err("a ribbon filter is built apart (build --type ribbon)".into())
+        }
         (_, None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
     })
 }
@@ -76,6 +82,9 @@ impl Builder {
                 Builder::Sparse(params, Vec::new(), 0)
             }
             KindArg::Scalable => return Err(scalable_is_built_apart()),
+            KindArg::Ribbon => {
+                return Err("a ribbon filter is built apart (build --type ribbon)".into())
+            }
         })
     }
 
@@ -156,6 +165,7 @@ impl KindArg {
             KindArg::Partitioned => "partitioned",
             KindArg::Scalable => "scalable",
             KindArg::Sparse => "sparse",
+            KindArg::Ribbon => "ribbon",
         }
     }
 }
@@ -230,6 +240,20 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
                 "tightening": f.policy().tightening,
             })
         }
+        AnyFilter::Ribbon(r) => json!({
+            "rows": r.rows(),
+            "columns": r.columns(),
+            "upper_blocks": r.upper_blocks(),
+            "blocks": r.blocks(),
+            "shards": r.shards().count(),
+            "bits_per_key": if r.is_empty() {
+                serde_json::Value::Null
+            } else {
+                json!(payload_bytes as f64 * 8.0 / r.len() as f64)
+            },
+            "expected_fpr": r.expected_fpr(),
+            "held_bytes": r.heap_bytes(),
+        }),
         AnyFilter::Squid(d) => {
             let cb = d.cblock();
             json!({

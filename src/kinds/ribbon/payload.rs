@@ -1,0 +1,190 @@
+//! The kind-5 payload (docs/FORMAT.md section 8.5, "Payload"): a short
+//! prefix (band width, upper blocks, the shard table) and the solution
+//! words, 16 bytes each, little-endian. The words are the queryable
+//! structure, so decoding checks the length the parameters imply and
+//! copies them.
+
+use super::build::Shard;
+use super::{RibbonError, RibbonFilter, BAND};
+#[allow(unused_imports)]
+use crate::prelude::*;
+use crate::wire::varint;
+
+/// Bytes of a solution word.
+const WORD: u64 = 16;
+
+/// The smallest payload: band width, upper, shard count, one shard's
+/// blocks and seed, one byte each.
+pub const MIN_PREFIX: u64 = 5;
+
+/// Bytes of `f`'s payload.
+pub fn payload_len(f: &RibbonFilter) -> usize {
+    let table: usize = f
+        .shards()
+        .map(|s| varint::len(s.blocks).saturating_add(1))
+        .sum();
+    1usize
+        .saturating_add(varint::len(f.upper_blocks()))
+        .saturating_add(varint::len(f.shards().count() as u64))
+        .saturating_add(table)
+        .saturating_add(f.words().len().saturating_mul(WORD as usize))
+}
+
+/// Appends `f`'s payload to `out`.
+pub fn write(f: &RibbonFilter, out: &mut Vec<u8>) {
+    out.reserve(payload_len(f));
+    out.push(BAND as u8);
+    varint::put(out, f.upper_blocks());
+    varint::put(out, f.shards().count() as u64);
+    for s in f.shards() {
+        varint::put(out, s.blocks);
+        out.push(s.cseed);
+    }
+    for w in f.words() {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Bytes of solution that `blocks` blocks with `cols` lower columns and
+/// `upper` upper blocks hold: 16·(blocks·cols + upper), if it fits in u64.
+pub fn solution_len(blocks: u64, cols: u32, upper: u64) -> Option<u64> {
+    blocks
+        .checked_mul(u64::from(cols))?
+        .checked_add(upper)?
+        .checked_mul(WORD)
+}
+
+/// Reads a payload for a header with `rows` (m, a multiple of 128),
+/// `cols` (k) and the key-hash `seed`; n is the header's. Every count is
+/// checked against the bytes present before anything is allocated.
+///
+/// # Errors
+/// [`RibbonError`] with the payload offset where it applies.
+pub fn parse(
+    payload: &[u8],
+    seed: u64,
+    rows: u64,
+    cols: u32,
+    n: u64,
+) -> Result<RibbonFilter, RibbonError> {
+    let blocks = rows / BAND;
+    let mut at = 0usize;
+    let width = *payload
+        .first()
+        .ok_or(RibbonError::Truncated { offset: 0 })?;
+    if u64::from(width) != BAND {
+        return Err(RibbonError::BandWidth { width });
+    }
+    at = at.saturating_add(1);
+    let next = |at: &mut usize, field: &'static str| -> Result<u64, RibbonError> {
+        let rest = payload.get(*at..).unwrap_or(&[]);
+        if rest.is_empty() {
+            return Err(RibbonError::Truncated { offset: *at });
+        }
+        let (v, used) =
+            varint::get(rest).map_err(|_| RibbonError::BadVarint { field, offset: *at })?;
+        *at = at.saturating_add(used);
+        Ok(v)
+    };
+    let upper = next(&mut at, "upper")?;
+    if upper > blocks {
+        return Err(RibbonError::Upper { upper, blocks });
+    }
+    let shard_count = next(&mut at, "shards")?;
+    // Each shard takes at least two bytes (a varint and its seed).
+    let limit = (payload.len().saturating_sub(at) / 2) as u64;
+    if shard_count == 0 || shard_count > limit {
+        return Err(RibbonError::Shards {
+            shards: shard_count,
+            limit,
+        });
+    }
+    let mut shards = Vec::with_capacity(shard_count as usize);
+    let mut sum = 0u64;
+    for _ in 0..shard_count {
+        let b = next(&mut at, "blocks")?;
+        let cseed = *payload
+            .get(at)
+            .ok_or(RibbonError::Truncated { offset: at })?;
+        at = at.saturating_add(1);
+        sum = sum.saturating_add(b);
+        if sum > blocks {
+            return Err(RibbonError::BlockSum { found: sum, blocks });
+        }
+        shards.push(Shard { blocks: b, cseed });
+    }
+    if sum != blocks {
+        return Err(RibbonError::BlockSum { found: sum, blocks });
+    }
+    let rest = payload.get(at..).unwrap_or(&[]);
+    let expected = solution_len(blocks, cols, upper).unwrap_or(u64::MAX);
+    if rest.len() as u64 != expected {
+        return Err(RibbonError::Length {
+            found: rest.len() as u64,
+            expected,
+        });
+    }
+    let words = rest
+        .chunks_exact(WORD as usize)
+        .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16])))
+        .collect();
+    Ok(RibbonFilter::from_parts(
+        seed, n, cols, upper, &shards, words,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter() -> RibbonFilter {
+        let keys: Vec<String> = (0..2000).map(|i| format!("k{i}")).collect();
+        RibbonFilter::from_keys(&keys, 0.01, 3).unwrap()
+    }
+
+    #[test]
+    fn round_trip() {
+        let f = filter();
+        let mut out = Vec::new();
+        write(&f, &mut out);
+        assert_eq!(out.len(), payload_len(&f));
+        let g = parse(&out, f.seed(), f.rows(), f.columns(), f.len()).unwrap();
+        assert_eq!(f, g);
+    }
+
+    #[test]
+    fn every_truncation_and_extension_is_refused() {
+        let f = filter();
+        let mut out = Vec::new();
+        write(&f, &mut out);
+        for len in 0..out.len() {
+            assert!(parse(&out[..len], 3, f.rows(), f.columns(), 0).is_err());
+        }
+        out.push(0);
+        assert!(parse(&out, 3, f.rows(), f.columns(), 0).is_err());
+    }
+
+    #[test]
+    fn counts_are_checked_before_allocating() {
+        // 2^40 shards in a 12-byte payload.
+        let mut p = vec![128u8, 0];
+        varint::put(&mut p, 1 << 40);
+        p.extend_from_slice(&[1, 0, 0, 0]);
+        assert!(matches!(
+            parse(&p, 0, 128, 1, 0),
+            Err(RibbonError::Shards { .. })
+        ));
+        assert!(matches!(
+            parse(&[64, 0, 1, 1, 0], 0, 128, 1, 0),
+            Err(RibbonError::BandWidth { width: 64 })
+        ));
+        assert!(matches!(
+            parse(&[128, 2, 1, 1, 0], 0, 128, 1, 0),
+            Err(RibbonError::Upper { .. })
+        ));
+        assert!(matches!(
+            parse(&[128, 0, 1, 2, 0], 0, 128, 1, 0),
+            Err(RibbonError::BlockSum { .. })
+        ));
+    }
+}
