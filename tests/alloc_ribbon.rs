@@ -24,7 +24,7 @@ fn hostile_frames_allocate_in_proportion_to_their_length() {
     let lim = DecodeLimits::unlimited();
     // 2^20 blocks of 63 columns declared (1 GiB of words) behind 1 KiB.
     let mut p = vec![128, 0, 1];
-    varint::put(&mut p, 1 << 20);
+    varint::put(&mut p, 128 << 20);
     p.push(0);
     p.resize(1024, 0);
     let big = frame(128 << 20, 63, &p);

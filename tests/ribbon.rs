@@ -7,7 +7,7 @@ mod common;
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
 use compressed_bloom::kinds::ribbon::RibbonFilter;
 use compressed_bloom::wire::varint;
-use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits, FilterType};
+use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits};
 
 fn keys(n: u64) -> Vec<String> {
     (0..n).map(|i| format!("member-{i}")).collect()
@@ -45,13 +45,19 @@ fn false_positive_rate_is_as_planned() {
         // The column split rounds u·B to whole blocks: the rate is within
         // one block's share (1/B of the keys at 2^-r vs 2^-(r+1)) of f.
         let step = 0.5f64.powi(f.columns() as i32 + 1) / f.blocks() as f64;
-        assert!((expected - target).abs() <= step + 1e-12, "{expected} vs {target}");
+        assert!(
+            (expected - target).abs() <= step + 1e-12,
+            "{expected} vs {target}"
+        );
         let hits = (0..q)
             .filter(|i| f.contains(format!("stranger-{i}").as_bytes()))
             .count() as f64;
         let mean = q as f64 * expected;
         let tol = 5.0 * mean.sqrt();
-        assert!((hits - mean).abs() <= tol, "f {target}: {hits} hits, {mean:.0} ± {tol:.0}");
+        assert!(
+            (hits - mean).abs() <= tol,
+            "f {target}: {hits} hits, {mean:.0} ± {tol:.0}"
+        );
     }
 }
 
@@ -63,12 +69,21 @@ fn false_positive_rate_is_as_planned() {
 fn bits_per_key_near_log2_one_over_f() {
     for n in [10_000u64, 200_000] {
         let ks = keys(n);
-        for target in [0.5f64.powi(8), 0.5f64.powi(12), 0.5f64.powi(16), 0.5f64.powi(20), 0.01] {
+        for target in [
+            0.5f64.powi(8),
+            0.5f64.powi(12),
+            0.5f64.powi(16),
+            0.5f64.powi(20),
+            0.01,
+        ] {
             let f = RibbonFilter::from_keys(&ks, target, 3).unwrap();
             let frame = encode_ribbon(&f);
             let bits = frame.len() as f64 * 8.0 / n as f64;
             let ideal = (1.0 / f.expected_fpr()).log2();
-            assert!(bits <= 1.03 * ideal, "n {n} f {target}: {bits:.3} vs {ideal:.3}");
+            assert!(
+                bits <= 1.03 * ideal,
+                "n {n} f {target}: {bits:.3} vs {ideal:.3}"
+            );
         }
     }
 }
@@ -96,11 +111,21 @@ fn frame(ty: u8, m: u64, k: u64, payload: &[u8]) -> Vec<u8> {
 #[test]
 fn hostile_lengths_are_refused() {
     let lim = DecodeLimits::unlimited();
-    // 2^40 blocks declared, five bytes sent: refused by the header.
-    let e = decode_any(&frame(0, 128 << 40, 8, &[128, 0, 1, 0, 0]), &lim).unwrap_err();
-    assert!(matches!(e, DecodeError::InvalidField { field: "payload_len", .. }), "{e}");
-    // One block of 8 columns needs 128 bytes of words: one short, one over.
-    let mut p = vec![128, 0, 1, 1, 0];
+    // 2^40 blocks declared, six bytes sent: refused by the header.
+    let e = decode_any(&frame(0, 128 << 40, 8, &[128, 0, 1, 0x80, 1, 0]), &lim).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DecodeError::InvalidField {
+                field: "payload_len",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // One shard of 128 rows (one block) and 8 columns needs 128 bytes of
+    // words: one short, one over.
+    let mut p = vec![128, 0, 1, 0x80, 1, 0];
     p.extend_from_slice(&[0; 127]);
     assert!(matches!(
         decode_any(&frame(0, 128, 8, &p), &lim),
@@ -121,12 +146,24 @@ fn hostile_lengths_are_refused() {
         decode_any(&frame(0, 128, 8, &many), &lim),
         Err(DecodeError::Ribbon { .. })
     ));
-    // m not a multiple of 128, k above 63, a coded type.
-    assert!(decode_any(&frame(0, 100, 8, &p), &lim).is_err());
-    assert!(decode_any(&frame(0, 128, 64, &p), &lim).is_err());
+    // Shard rows that do not add up to m; upper blocks with 64 lower
+    // columns (a 65th column); a coded type.
+    assert!(matches!(
+        decode_any(&frame(0, 200, 8, &p), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
+    let mut wide = vec![128, 1, 1, 0x80, 1, 0];
+    wide.resize(6 + 16 * 65, 0);
+    assert!(matches!(
+        decode_any(&frame(0, 128, 64, &wide), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
     assert!(matches!(
         decode_any(&frame(1, 128, 8, &p), &lim),
-        Err(DecodeError::InvalidField { field: "filter type", .. })
+        Err(DecodeError::InvalidField {
+            field: "filter type",
+            ..
+        })
     ));
 }
 
@@ -142,5 +179,4 @@ fn deltas_are_refused() {
             "{e}"
         );
     }
-    let _ = FilterType::Raw;
 }

@@ -705,7 +705,7 @@ fn kind_rules(
     };
     match kind {
         FilterKind::Ribbon => {
-            return ribbon_rules(filter_type, params, payload_len, (m_at, len_at))
+            return ribbon_rules(filter_type, params, payload_len, len_at)
         }
         FilterKind::Partitioned
             if params.m.checked_rem(u64::from(params.k)).is_none_or(|r| r != 0) =>
@@ -794,16 +794,16 @@ fn kind_rules(
 
 /// Step 4 for kind 5 (docs/FORMAT.md section 8.5): type 0 only (a delta
 /// is refused as a frame type the receiver cannot use: a changed set is
-/// sent whole), m a multiple of 128, k ≤ 63, and at least the solution the
-/// parameters imply (16·(m/128)·k bytes) plus the smallest prefix, so that
-/// the memory a frame asks for is bounded by its own length.
+/// sent whole), and at least the solution the parameters imply
+/// (16·⌈m/128⌉·k bytes) plus the smallest prefix, so that the memory a
+/// frame asks for is bounded by its own length.
 fn ribbon_rules(
     filter_type: FilterType,
     params: &FilterParams,
     payload_len: u64,
-    (m_at, len_at): (usize, usize),
+    len_at: usize,
 ) -> Result<(), DecodeError> {
-    use crate::kinds::ribbon::{payload, BAND, MAX_COLUMNS};
+    use crate::kinds::ribbon::payload;
     if filter_type.is_delta() {
         return Err(DecodeError::WrongFrameType {
             found: filter_type,
@@ -817,21 +817,7 @@ fn ribbon_rules(
             reason: "the ribbon kind has type 0 (raw) only",
         });
     }
-    if params.m % BAND != 0 {
-        return Err(DecodeError::InvalidField {
-            offset: m_at,
-            field: "m",
-            reason: "a ribbon filter's m counts rows in blocks of 128",
-        });
-    }
-    if params.k > MAX_COLUMNS {
-        return Err(DecodeError::InvalidField {
-            offset: m_at,
-            field: "k",
-            reason: "a ribbon filter has at most 63 lower columns",
-        });
-    }
-    let least = payload::solution_len(params.m / BAND, params.k, 0)
+    let least = payload::solution_len(params.m, params.k, 0)
         .and_then(|s| s.checked_add(payload::MIN_PREFIX));
     if least.is_none_or(|least| payload_len < least) {
         return Err(DecodeError::InvalidField {

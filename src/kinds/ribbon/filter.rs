@@ -9,13 +9,13 @@ use crate::hash::KeyHash;
 #[allow(unused_imports)]
 use crate::prelude::*;
 
-/// A shard as the query needs it: where its blocks start.
+/// A shard as the query needs it: where its rows start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Placed {
-    /// Global index of the shard's first block.
+    /// Global index of the shard's first row.
     pub(crate) first: u64,
-    /// Blocks of 128 rows.
-    pub(crate) blocks: u64,
+    /// Rows (0, or at least 128).
+    pub(crate) rows: u64,
     /// Construction seed.
     pub(crate) cseed: u8,
 }
@@ -39,7 +39,9 @@ pub struct RibbonFilter {
     cols: u32,
     /// Blocks with r + 1 columns (the last ones).
     upper: u64,
-    /// All blocks (m / 128).
+    /// All rows (m).
+    rows: u64,
+    /// All blocks, ⌈m / 128⌉.
     blocks: u64,
     shards: Vec<Placed>,
     /// Block by block, r or r + 1 words (bit i of word j: row 128·block + i,
@@ -106,7 +108,8 @@ impl RibbonFilter {
     pub fn from_hashes(hashes: &[KeyHash], fpr: f64, seed: u64) -> Result<Self, RibbonError> {
         let (cols, u) = columns_for(fpr)?;
         let solved = build::build(hashes, cols.saturating_add(1))?;
-        let blocks: u64 = solved.shards.iter().map(|s| s.blocks).sum();
+        let rows: u64 = solved.shards.iter().map(|s| s.rows).sum();
+        let blocks = rows.div_ceil(BAND);
         // u·B rounded; u ≤ 1, so upper ≤ blocks.
         let upper = ((u * blocks as f64 + 0.5) as u64).min(blocks);
         let lower = blocks.saturating_sub(upper);
@@ -133,7 +136,7 @@ impl RibbonFilter {
     }
 
     /// A filter from its parts, as decoded (the payload parser checked that
-    /// the shards' blocks add up and the words are `blocks·cols + upper`).
+    /// the shards' rows add up and the words are `⌈rows/128⌉·cols + upper`).
     pub(crate) fn from_parts(
         seed: u64,
         n: u64,
@@ -148,10 +151,10 @@ impl RibbonFilter {
             .map(|s| {
                 let p = Placed {
                     first,
-                    blocks: s.blocks,
+                    rows: s.rows,
                     cseed: s.cseed,
                 };
-                first = first.saturating_add(s.blocks);
+                first = first.saturating_add(s.rows);
                 p
             })
             .collect();
@@ -160,10 +163,11 @@ impl RibbonFilter {
             n,
             cols,
             upper,
-            blocks: first,
+            rows: first,
+            blocks: first.div_ceil(BAND),
             shards: placed,
             words,
-            params: FilterParams::new(first.saturating_mul(BAND), cols, seed),
+            params: FilterParams::new(first, cols, seed),
         }
     }
 
@@ -189,13 +193,13 @@ impl RibbonFilter {
         let Some(shard) = self.shards.get(shard_of(h, shard_count) as usize) else {
             return false;
         };
-        if shard.blocks == 0 {
+        if shard.rows == 0 {
             return false;
         }
-        let starts = shard.blocks.saturating_mul(BAND).saturating_sub(BAND - 1);
-        let e = equation(h, shard.cseed, starts);
-        let g = shard.first.saturating_add(e.start / BAND);
-        let shift = (e.start % BAND) as u32;
+        let e = equation(h, shard.cseed, shard.rows.saturating_sub(BAND - 1));
+        let row = shard.first.saturating_add(e.start);
+        let g = row / BAND;
+        let shift = (row % BAND) as u32;
         let cols = if g >= self.blocks.saturating_sub(self.upper) {
             self.cols.saturating_add(1)
         } else {
@@ -261,15 +265,15 @@ impl RibbonFilter {
         &self.params
     }
 
-    /// Rows (slots): 128 per block; the header's m.
+    /// Rows (slots); the header's m.
     pub fn rows(&self) -> u64 {
-        self.blocks.saturating_mul(BAND)
+        self.rows
     }
 
-    /// The shards, in order: blocks and construction seed of each.
+    /// The shards, in order: rows and construction seed of each.
     pub fn shards(&self) -> impl Iterator<Item = Shard> + '_ {
         self.shards.iter().map(|p| Shard {
-            blocks: p.blocks,
+            rows: p.rows,
             cseed: p.cseed,
         })
     }
@@ -285,22 +289,22 @@ impl RibbonFilter {
     }
 
     /// The false-positive rate of a key outside the set, exactly: a key
-    /// lands in shard i with probability 1/S, on each of its
-    /// 128·blocks − 127 start rows alike, and matches with probability
-    /// 2^-(columns of its start's block) (0 in a shard without blocks).
+    /// lands in shard i with probability 1/S, on each of its rows − 127
+    /// start rows alike, and matches with probability 2^-(columns of its
+    /// start's block) (0 in a shard without rows).
     pub fn expected_fpr(&self) -> f64 {
         let lower = self.blocks.saturating_sub(self.upper);
         let (lo, hi) = (pow2_neg(self.cols), pow2_neg(self.cols.saturating_add(1)));
         let mut sum = 0.0;
         for s in &self.shards {
-            if s.blocks == 0 {
+            if s.rows == 0 {
                 continue;
             }
-            let starts = s.blocks.saturating_mul(BAND).saturating_sub(BAND - 1);
-            // Starts in a lower block: start/128 < lower − first.
+            let starts = s.rows.saturating_sub(BAND - 1);
+            // Starts in a lower block: first + start < 128·lower.
             let in_lower = lower
-                .saturating_sub(s.first)
                 .saturating_mul(BAND)
+                .saturating_sub(s.first)
                 .min(starts);
             let in_upper = starts.saturating_sub(in_lower);
             sum += (in_lower as f64 * lo + in_upper as f64 * hi) / starts as f64;

@@ -56,7 +56,7 @@ pub fn shard_of(h: KeyHash, shards: u64) -> u64 {
 }
 
 /// The equation of a key in a shard with construction seed `cseed` and
-/// `starts` possible start rows (128·blocks − 127).
+/// `starts` possible start rows (its rows − 127).
 #[inline]
 pub fn equation(h: KeyHash, cseed: u8, starts: u64) -> Equation {
     let z = h.h2 ^ (u64::from(cseed).wrapping_add(1)).wrapping_mul(SEED_MULTIPLIER);

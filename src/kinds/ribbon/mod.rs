@@ -10,10 +10,10 @@
 //!
 //! Why the pieces are as they are (docs/FORMAT.md section 8.5 is the
 //! contract; this module is one implementation of it):
-//! * keys are spread over **shards** of about 8000 keys, each sized for
-//!   the keys it actually got: a single band over a million keys needs
-//!   about 3% spare rows to succeed, a shard sized to its own count about
-//!   1% ([`build`]);
+//! * keys are spread over **shards** of about 4000 keys, each sized for
+//!   the keys it actually got and laid end to end over the rows: a single
+//!   band over a million keys needs about 3% spare rows to succeed, a
+//!   shard sized to its own count about 1% ([`build`]);
 //! * the columns vary: the last `upper` blocks of 128 rows have r + 1
 //!   columns and the others r, so any rate between 2^-r and 2^-(r+1) is
 //!   reachable and bits per key track log2(1/f) rather than its ceiling
@@ -66,12 +66,13 @@ pub enum RibbonError {
         /// Where it starts.
         offset: usize,
     },
-    /// More upper blocks than blocks.
+    /// More upper blocks than blocks, or upper blocks when r = 64 (they
+    /// would need 65 columns).
     #[error("{upper} upper blocks of {blocks}")]
     Upper {
         /// Declared upper blocks.
         upper: u64,
-        /// Blocks in the filter (m / 128).
+        /// Blocks in the filter (⌈m / 128⌉).
         blocks: u64,
     },
     /// No shards, or more shards than the payload can describe.
@@ -82,15 +83,23 @@ pub enum RibbonError {
         /// The largest count the payload's bytes allow.
         limit: u64,
     },
-    /// The shards' blocks do not add up to m / 128.
-    #[error("the shards hold {found} blocks, the header declares {blocks}")]
-    BlockSum {
-        /// Sum of the shards' blocks (saturating).
-        found: u64,
-        /// m / 128.
-        blocks: u64,
+    /// A shard with keys has fewer rows than one band.
+    #[error("shard {shard} has {rows} rows (0, or at least 128)")]
+    ShardRows {
+        /// Which shard.
+        shard: u64,
+        /// Its rows.
+        rows: u64,
     },
-    /// The solution is not exactly 16·(blocks·r + upper) bytes.
+    /// The shards' rows do not add up to m.
+    #[error("the shards hold {found} rows, the header declares {rows}")]
+    RowSum {
+        /// Sum of the shards' rows (saturating).
+        found: u64,
+        /// m.
+        rows: u64,
+    },
+    /// The solution is not exactly 16·(⌈m/128⌉·r + upper) bytes.
     #[error("the solution holds {found} bytes, the parameters need {expected}")]
     Length {
         /// Bytes after the prefix.

@@ -13,15 +13,15 @@ use crate::wire::varint;
 /// Bytes of a solution word.
 const WORD: u64 = 16;
 
-/// The smallest payload: band width, upper, shard count, one shard's
-/// blocks and seed, one byte each.
-pub const MIN_PREFIX: u64 = 5;
+/// The smallest prefix: band width, upper and shard count (a byte each),
+/// one shard's rows (at least 128: two bytes) and seed.
+pub const MIN_PREFIX: u64 = 6;
 
 /// Bytes of `f`'s payload.
 pub fn payload_len(f: &RibbonFilter) -> usize {
     let table: usize = f
         .shards()
-        .map(|s| varint::len(s.blocks).saturating_add(1))
+        .map(|s| varint::len(s.rows).saturating_add(1))
         .sum();
     1usize
         .saturating_add(varint::len(f.upper_blocks()))
@@ -37,7 +37,7 @@ pub fn write(f: &RibbonFilter, out: &mut Vec<u8>) {
     varint::put(out, f.upper_blocks());
     varint::put(out, f.shards().count() as u64);
     for s in f.shards() {
-        varint::put(out, s.blocks);
+        varint::put(out, s.rows);
         out.push(s.cseed);
     }
     for w in f.words() {
@@ -45,17 +45,18 @@ pub fn write(f: &RibbonFilter, out: &mut Vec<u8>) {
     }
 }
 
-/// Bytes of solution that `blocks` blocks with `cols` lower columns and
-/// `upper` upper blocks hold: 16·(blocks·cols + upper), if it fits in u64.
-pub fn solution_len(blocks: u64, cols: u32, upper: u64) -> Option<u64> {
-    blocks
+/// Bytes of solution that `rows` rows with `cols` lower columns and
+/// `upper` upper blocks hold: 16·(⌈rows/128⌉·cols + upper), if it fits in
+/// u64.
+pub fn solution_len(rows: u64, cols: u32, upper: u64) -> Option<u64> {
+    rows.div_ceil(BAND)
         .checked_mul(u64::from(cols))?
         .checked_add(upper)?
         .checked_mul(WORD)
 }
 
-/// Reads a payload for a header with `rows` (m, a multiple of 128),
-/// `cols` (k) and the key-hash `seed`; n is the header's. Every count is
+/// Reads a payload for a header with `rows` (m), `cols` (k) and the
+/// key-hash `seed`; n is the header's. Every count is
 /// checked against the bytes present before anything is allocated.
 ///
 /// # Errors
@@ -67,7 +68,7 @@ pub fn parse(
     cols: u32,
     n: u64,
 ) -> Result<RibbonFilter, RibbonError> {
-    let blocks = rows / BAND;
+    let blocks = rows.div_ceil(BAND);
     let mut at = 0usize;
     let width = *payload
         .first()
@@ -87,7 +88,8 @@ pub fn parse(
         Ok(v)
     };
     let upper = next(&mut at, "upper")?;
-    if upper > blocks {
+    // Upper blocks have r + 1 columns, at most 64.
+    if upper > blocks || (upper > 0 && cols >= 64) {
         return Err(RibbonError::Upper { upper, blocks });
     }
     let shard_count = next(&mut at, "shards")?;
@@ -101,23 +103,26 @@ pub fn parse(
     }
     let mut shards = Vec::with_capacity(shard_count as usize);
     let mut sum = 0u64;
-    for _ in 0..shard_count {
-        let b = next(&mut at, "blocks")?;
+    for shard in 0..shard_count {
+        let r = next(&mut at, "rows")?;
+        if r != 0 && r < BAND {
+            return Err(RibbonError::ShardRows { shard, rows: r });
+        }
         let cseed = *payload
             .get(at)
             .ok_or(RibbonError::Truncated { offset: at })?;
         at = at.saturating_add(1);
-        sum = sum.saturating_add(b);
-        if sum > blocks {
-            return Err(RibbonError::BlockSum { found: sum, blocks });
+        sum = sum.saturating_add(r);
+        if sum > rows {
+            return Err(RibbonError::RowSum { found: sum, rows });
         }
-        shards.push(Shard { blocks: b, cseed });
+        shards.push(Shard { rows: r, cseed });
     }
-    if sum != blocks {
-        return Err(RibbonError::BlockSum { found: sum, blocks });
+    if sum != rows {
+        return Err(RibbonError::RowSum { found: sum, rows });
     }
     let rest = payload.get(at..).unwrap_or(&[]);
-    let expected = solution_len(blocks, cols, upper).unwrap_or(u64::MAX);
+    let expected = solution_len(rows, cols, upper).unwrap_or(u64::MAX);
     if rest.len() as u64 != expected {
         return Err(RibbonError::Length {
             found: rest.len() as u64,
@@ -175,16 +180,20 @@ mod tests {
             Err(RibbonError::Shards { .. })
         ));
         assert!(matches!(
-            parse(&[64, 0, 1, 1, 0], 0, 128, 1, 0),
+            parse(&[64, 0, 1, 0x80, 1, 0], 0, 128, 1, 0),
             Err(RibbonError::BandWidth { width: 64 })
         ));
         assert!(matches!(
-            parse(&[128, 2, 1, 1, 0], 0, 128, 1, 0),
+            parse(&[128, 2, 1, 0x80, 1, 0], 0, 128, 1, 0),
             Err(RibbonError::Upper { .. })
         ));
         assert!(matches!(
-            parse(&[128, 0, 1, 2, 0], 0, 128, 1, 0),
-            Err(RibbonError::BlockSum { .. })
+            parse(&[128, 0, 1, 0x81, 1, 0], 0, 128, 1, 0),
+            Err(RibbonError::RowSum { .. })
+        ));
+        assert!(matches!(
+            parse(&[128, 0, 2, 0x7F, 0, 0x01, 0], 0, 128, 1, 0),
+            Err(RibbonError::ShardRows { shard: 0, rows: 127 })
         ));
     }
 }
