@@ -42,10 +42,10 @@ def decode(frame: bytes):
     r, at = rd.varint(frame, at)
     n, at = rd.varint(frame, at)
     plen, at = rd.varint(frame, at)
-    if not (1 <= m <= 1 << 56) or not (1 <= r <= 63) or m % 128:
+    if not (1 <= m <= 1 << 56) or not (1 <= r <= 64):
         raise rd.FrameError("m or k out of range")
-    B = m // 128
-    if plen < 16 * B * r + 5:
+    B = (m + 127) // 128
+    if plen < 16 * (B - 1) * r + (m - 128 * (B - 1) + 7) // 8 * r + 6:
         raise rd.FrameError("payload too short for the parameters")
     end = at + plen
     if len(frame) != end + 4:
@@ -57,25 +57,34 @@ def decode(frame: bytes):
         raise rd.FrameError("band width")
     q = 1
     U, q = rd.varint(p, q)
-    if U > B:
+    if U > B or (r == 64 and U > 0):
         raise rd.FrameError("upper blocks")
     S, q = rd.varint(p, q)
     if not 1 <= S <= (len(p) - q) // 2:
         raise rd.FrameError("shard count")
     shards, first = [], 0
     for _ in range(S):
-        b, q = rd.varint(p, q)
+        rows, q = rd.varint(p, q)
+        if 0 < rows < 128:
+            raise rd.FrameError("shard rows")
         c = p[q]
         q += 1
-        shards.append((first, b, c))
-        first += b
-        if first > B:
-            raise rd.FrameError("block sum")
-    if first != B:
-        raise rd.FrameError("block sum")
-    if len(p) - q != 16 * (B * r + U):
+        shards.append((first, rows, c))
+        first += rows
+        if first > m:
+            raise rd.FrameError("row sum")
+    if first != m:
+        raise rd.FrameError("row sum")
+    # Every block's words are 16 bytes but the last block's, which hold
+    # only the bytes of its rows below m.
+    whole = (B - 1) * r + max(0, U - 1)
+    last_cols = r + (1 if U > 0 else 0)
+    cut = (m - 128 * (B - 1) + 7) // 8
+    if len(p) - q != 16 * whole + cut * last_cols:
         raise rd.FrameError("solution length")
-    words = [int.from_bytes(p[q + 16 * i:q + 16 * i + 16], "little") for i in range(B * r + U)]
+    words = [int.from_bytes(p[q + 16 * i:q + 16 * i + 16], "little") for i in range(whole)]
+    q += 16 * whole
+    words += [int.from_bytes(p[q + cut * i:q + cut * i + cut], "little") for i in range(last_cols)]
     return dict(seed=seed, m=m, r=r, n=n, B=B, U=U, shards=shards, words=words)
 
 
@@ -84,18 +93,19 @@ def contains(f, key: bytes) -> bool:
     h = xxhash.xxh3_128_intdigest(key, seed=f["seed"])
     h1, h2 = h & M64, h >> 64
     S = len(f["shards"])
-    first, b, c = f["shards"][(h1 * S) >> 64]
-    if b == 0:
+    first, rows, c = f["shards"][(h1 * S) >> 64]
+    if rows == 0:
         return False
-    t = 128 * b - 127
+    t = rows - 127
     z = h2 ^ (((c + 1) * 0xD6E8FEB86659FD93) & M64)
     v = [mix((z + j * 0x9E3779B97F4A7C15) & M64) for j in range(4)]
     s = (v[0] * t) >> 64
     a = v[1] | (v[2] << 64) | 1
     p = v[3]
     B, U, r = f["B"], f["U"], f["r"]
-    g = first + s // 128
-    o = s % 128
+    x = first + s
+    g = x // 128
+    o = x % 128
     cols = r if g < B - U else r + 1
 
     def W(g):

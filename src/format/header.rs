@@ -853,9 +853,10 @@ impl FilterKind {
             // least), each at most 2 + 56 bits in the Elias–Fano list, plus
             // its select samples: under 64 bytes per payload byte.
             FilterKind::Sparse => payload_len.saturating_mul(64),
-            // The words are the payload's bytes; the shard table holds at
-            // most 24 bytes per two payload bytes.
-            FilterKind::Ribbon => payload_len.saturating_mul(13),
+            // The words are the payload's bytes, but the last block's are
+            // sent cut (as little as 1 byte for 16 held); the shard table
+            // holds at most 24 bytes per two payload bytes.
+            FilterKind::Ribbon => payload_len.saturating_mul(16),
             // The counters and, while decoding, the bit map.
             FilterKind::Counting => params.m.div_ceil(2).saturating_add(params.byte_len()),
             _ => params.byte_len(),

@@ -77,6 +77,69 @@ pub fn columns_for(fpr: f64) -> Result<(u32, f64), RibbonError> {
     Ok((r, u.max(0.0)))
 }
 
+/// The shards end to end: each one's first row, and the rows in all.
+fn place(shards: &[Shard]) -> (Vec<Placed>, u64) {
+    let mut first = 0u64;
+    let placed = shards
+        .iter()
+        .map(|s| {
+            let p = Placed {
+                first,
+                rows: s.rows,
+                cseed: s.cseed,
+            };
+            first = first.saturating_add(s.rows);
+            p
+        })
+        .collect();
+    (placed, first)
+}
+
+/// The rate of a non-member with `upper` upper blocks (see
+/// [`RibbonFilter::expected_fpr`]).
+fn rate(shards: &[Placed], blocks: u64, cols: u32, upper: u64) -> f64 {
+    let lower = blocks.saturating_sub(upper);
+    let (lo, hi) = (pow2_neg(cols), pow2_neg(cols.saturating_add(1)));
+    let mut sum = 0.0;
+    for s in shards {
+        if s.rows == 0 {
+            continue;
+        }
+        let starts = s.rows.saturating_sub(BAND - 1);
+        // Starts in a lower block: first + start < 128·lower.
+        let in_lower = lower
+            .saturating_mul(BAND)
+            .saturating_sub(s.first)
+            .min(starts);
+        let in_upper = starts.saturating_sub(in_lower);
+        sum += (in_lower as f64 * lo + in_upper as f64 * hi) / starts as f64;
+    }
+    sum / shards.len().max(1) as f64
+}
+
+/// The number of upper blocks whose rate is closest to `fpr`: the rate
+/// falls as blocks become upper, so a binary search finds the first count
+/// at or below `fpr`, and the one before it may be closer.
+fn upper_for(shards: &[Placed], blocks: u64, cols: u32, fpr: f64) -> u64 {
+    let (mut lo, mut hi) = (0u64, blocks);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if rate(shards, blocks, cols, mid) <= fpr {
+            hi = mid;
+        } else {
+            lo = mid.saturating_add(1);
+        }
+    }
+    if lo > 0 {
+        let below = (rate(shards, blocks, cols, lo) - fpr).abs();
+        let above = (rate(shards, blocks, cols, lo.saturating_sub(1)) - fpr).abs();
+        if above < below {
+            return lo.saturating_sub(1);
+        }
+    }
+    lo
+}
+
 /// 2^-c as a float, for c ≤ 64 (no `powi` without std).
 fn pow2_neg(c: u32) -> f64 {
     f64::from_bits(u64::from(1023u32.saturating_sub(c)) << 52)
@@ -106,12 +169,11 @@ impl RibbonFilter {
     /// # Errors
     /// As [`Self::from_keys`].
     pub fn from_hashes(hashes: &[KeyHash], fpr: f64, seed: u64) -> Result<Self, RibbonError> {
-        let (cols, u) = columns_for(fpr)?;
+        let (cols, _) = columns_for(fpr)?;
         let solved = build::build(hashes, cols.saturating_add(1))?;
-        let rows: u64 = solved.shards.iter().map(|s| s.rows).sum();
+        let (placed, rows) = place(&solved.shards);
         let blocks = rows.div_ceil(BAND);
-        // u·B rounded; u ≤ 1, so upper ≤ blocks.
-        let upper = ((u * blocks as f64 + 0.5) as u64).min(blocks);
+        let upper = upper_for(&placed, blocks, cols, fpr);
         let lower = blocks.saturating_sub(upper);
         let full = cols.saturating_add(1) as usize;
         let mut words = Vec::with_capacity(
@@ -145,19 +207,7 @@ impl RibbonFilter {
         shards: &[Shard],
         words: Vec<u128>,
     ) -> Self {
-        let mut first = 0u64;
-        let placed = shards
-            .iter()
-            .map(|s| {
-                let p = Placed {
-                    first,
-                    rows: s.rows,
-                    cseed: s.cseed,
-                };
-                first = first.saturating_add(s.rows);
-                p
-            })
-            .collect();
+        let (placed, first) = place(shards);
         RibbonFilter {
             seed,
             n,
@@ -293,23 +343,7 @@ impl RibbonFilter {
     /// start rows alike, and matches with probability 2^-(columns of its
     /// start's block) (0 in a shard without rows).
     pub fn expected_fpr(&self) -> f64 {
-        let lower = self.blocks.saturating_sub(self.upper);
-        let (lo, hi) = (pow2_neg(self.cols), pow2_neg(self.cols.saturating_add(1)));
-        let mut sum = 0.0;
-        for s in &self.shards {
-            if s.rows == 0 {
-                continue;
-            }
-            let starts = s.rows.saturating_sub(BAND - 1);
-            // Starts in a lower block: first + start < 128·lower.
-            let in_lower = lower
-                .saturating_mul(BAND)
-                .saturating_sub(s.first)
-                .min(starts);
-            let in_upper = starts.saturating_sub(in_lower);
-            sum += (in_lower as f64 * lo + in_upper as f64 * hi) / starts as f64;
-        }
-        sum / self.shards.len().max(1) as f64
+        rate(&self.shards, self.blocks, self.cols, self.upper)
     }
 
     /// Bytes held: the words and the shard table.

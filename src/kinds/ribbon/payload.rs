@@ -17,6 +17,26 @@ const WORD: u64 = 16;
 /// one shard's rows (at least 128: two bytes) and seed.
 pub const MIN_PREFIX: u64 = 6;
 
+/// Bytes of each word of the last block: the bytes that hold its rows
+/// below m (rows past m − 1 hold no key's solution and are not sent).
+fn last_word_len(rows: u64) -> usize {
+    let in_last = rows.saturating_sub(rows.saturating_sub(1) / BAND * BAND);
+    in_last.div_ceil(8) as usize
+}
+
+/// Words sent whole (every block's but the last) and in the last block.
+fn split(rows: u64, cols: u32, upper: u64) -> Option<(u64, u64)> {
+    let blocks = rows.div_ceil(BAND);
+    if blocks == 0 {
+        return Some((0, 0));
+    }
+    let whole = (blocks - 1)
+        .checked_mul(u64::from(cols))?
+        .checked_add(upper.saturating_sub(1))?;
+    let last = u64::from(cols).checked_add(u64::from(upper > 0))?;
+    Some((whole, last))
+}
+
 /// Bytes of `f`'s payload.
 pub fn payload_len(f: &RibbonFilter) -> usize {
     let table: usize = f
@@ -27,7 +47,7 @@ pub fn payload_len(f: &RibbonFilter) -> usize {
         .saturating_add(varint::len(f.upper_blocks()))
         .saturating_add(varint::len(f.shards().count() as u64))
         .saturating_add(table)
-        .saturating_add(f.words().len().saturating_mul(WORD as usize))
+        .saturating_add(solution_len(f.rows(), f.columns(), f.upper_blocks()).unwrap_or(0) as usize)
 }
 
 /// Appends `f`'s payload to `out`.
@@ -40,19 +60,25 @@ pub fn write(f: &RibbonFilter, out: &mut Vec<u8>) {
         varint::put(out, s.rows);
         out.push(s.cseed);
     }
-    for w in f.words() {
+    let (whole, _) = split(f.rows(), f.columns(), f.upper_blocks()).unwrap_or((0, 0));
+    let (head, last) = f.words().split_at((whole as usize).min(f.words().len()));
+    for w in head {
         out.extend_from_slice(&w.to_le_bytes());
+    }
+    let cut = last_word_len(f.rows());
+    for w in last {
+        out.extend_from_slice(w.to_le_bytes().get(..cut).unwrap_or(&[]));
     }
 }
 
 /// Bytes of solution that `rows` rows with `cols` lower columns and
-/// `upper` upper blocks hold: 16·(⌈rows/128⌉·cols + upper), if it fits in
-/// u64.
+/// `upper` upper blocks hold, if it fits in u64: 16 per word, except that
+/// the last block's words are cut to the bytes holding rows below m.
 pub fn solution_len(rows: u64, cols: u32, upper: u64) -> Option<u64> {
-    rows.div_ceil(BAND)
-        .checked_mul(u64::from(cols))?
-        .checked_add(upper)?
-        .checked_mul(WORD)
+    let (whole, last) = split(rows, cols, upper)?;
+    whole
+        .checked_mul(WORD)?
+        .checked_add(last.checked_mul(last_word_len(rows) as u64)?)
 }
 
 /// Reads a payload for a header with `rows` (m), `cols` (k) and the
@@ -129,10 +155,21 @@ pub fn parse(
             expected,
         });
     }
-    let words = rest
+    // The length matched, so the split fits in memory already held.
+    let (whole, _) = split(rows, cols, upper).unwrap_or((0, 0));
+    let (head, tail) = rest.split_at((whole as usize).saturating_mul(16).min(rest.len()));
+    let cut = last_word_len(rows);
+    let mut words: Vec<u128> = head
         .chunks_exact(WORD as usize)
         .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16])))
         .collect();
+    words.extend(tail.chunks_exact(cut.max(1)).map(|c| {
+        let mut b = [0u8; 16];
+        if let Some(dst) = b.get_mut(..c.len()) {
+            dst.copy_from_slice(c);
+        }
+        u128::from_le_bytes(b)
+    }));
     Ok(RibbonFilter::from_parts(
         seed, n, cols, upper, &shards, words,
     ))
