@@ -29,6 +29,9 @@ use crate::prelude::*;
 /// Keys a shard is planned for.
 pub const SHARD_KEYS: u64 = 4_000;
 
+/// Rows per block, as an index.
+const ROWS: usize = BAND as usize;
+
 /// Construction seeds tried per shard before giving up (the seed is a byte).
 const SEEDS: u16 = 256;
 
@@ -117,8 +120,8 @@ impl Banding {
                 let bit = (u64::from((coef & *s).count_ones()) ^ (rhs >> j)) & 1;
                 *s = (*s << 1) | u128::from(bit);
             }
-            if i % (BAND as usize) == 0 {
-                let at = first.saturating_add((i / BAND as usize).saturating_mul(cols));
+            if i % ROWS == 0 {
+                let at = first.saturating_add((i / ROWS).saturating_mul(cols));
                 if let (Some(dst), Some(src)) =
                     (out.get_mut(at..at.saturating_add(cols)), state.get(..cols))
                 {
@@ -217,7 +220,7 @@ fn place(words: &mut Vec<u128>, local: &[u128], first_row: u64, rows: u64, cols:
             if shift > 0 {
                 let next = g.saturating_add(1).saturating_mul(cols).saturating_add(j);
                 if let Some(dst) = words.get_mut(next) {
-                    *dst |= w >> (128 - shift);
+                    *dst |= w >> 128u32.wrapping_sub(shift);
                 }
             }
         }

@@ -123,7 +123,7 @@ fn rate(shards: &[Placed], blocks: u64, cols: u32, upper: u64) -> f64 {
 fn upper_for(shards: &[Placed], blocks: u64, cols: u32, fpr: f64) -> u64 {
     let (mut lo, mut hi) = (0u64, blocks);
     while lo < hi {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
         if rate(shards, blocks, cols, mid) <= fpr {
             hi = mid;
         } else {
@@ -270,7 +270,8 @@ impl RibbonFilter {
             let Some(second) = self.words.get(next..next.saturating_add(cols)) else {
                 return false;
             };
-            let high = e.coef >> (128 - shift);
+            // 0 < shift < 128.
+            let high = e.coef >> 128u32.wrapping_sub(shift);
             for (j, (a, b)) in first.iter().zip(second).enumerate() {
                 acc |= u64::from(((a & low) ^ (b & high)).count_ones() & 1) << j;
             }

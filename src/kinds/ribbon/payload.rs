@@ -20,7 +20,7 @@ pub const MIN_PREFIX: u64 = 6;
 /// Bytes of each word of the last block: the bytes that hold its rows
 /// below m (rows past m − 1 hold no key's solution and are not sent).
 fn last_word_len(rows: u64) -> usize {
-    let in_last = rows.saturating_sub(rows.saturating_sub(1) / BAND * BAND);
+    let in_last = rows.saturating_sub((rows.saturating_sub(1) / BAND).saturating_mul(BAND));
     in_last.div_ceil(8) as usize
 }
 
@@ -30,7 +30,8 @@ fn split(rows: u64, cols: u32, upper: u64) -> Option<(u64, u64)> {
     if blocks == 0 {
         return Some((0, 0));
     }
-    let whole = (blocks - 1)
+    let whole = blocks
+        .saturating_sub(1)
         .checked_mul(u64::from(cols))?
         .checked_add(upper.saturating_sub(1))?;
     let last = u64::from(cols).checked_add(u64::from(upper > 0))?;
