@@ -525,7 +525,6 @@ fn ribbon() {
     use compressed_bloom::plan::kinds::plan_sparse_for_fpr;
     use compressed_bloom::plan::Constraints;
     use compressed_bloom::{DecodeLimits, KeyHash};
-    use std::time::Instant;
     use xorf::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Filter};
 
     let n = 1_000_000u64;
