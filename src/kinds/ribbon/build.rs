@@ -304,6 +304,24 @@ mod tests {
         assert_eq!(solved.shards.len(), 1);
     }
 
+    /// Build time for 10^6 keys (prints; run with `--ignored --nocapture`
+    /// in release).
+    #[test]
+    #[ignore]
+    fn build_time() {
+        let keys = hashes(1_000_000, 7);
+        for cols in [9u32, 21] {
+            let t = std::time::Instant::now();
+            let solved = build(&keys, cols).unwrap();
+            let tries: u32 = solved.shards.iter().map(|s| u32::from(s.cseed) + 1).sum();
+            println!(
+                "cols {cols}: {:.1} ms, {} shards, {tries} tries",
+                t.elapsed().as_secs_f64() * 1e3,
+                solved.shards.len()
+            );
+        }
+    }
+
     /// How often a first try succeeds at the planned size, per shard size
     /// (prints a table; run with `--ignored --nocapture` to re-derive the
     /// constants of [`planned_rows`]).
