@@ -30,6 +30,8 @@ pub mod build;
 pub mod filter;
 pub mod hash;
 pub mod payload;
+#[cfg(feature = "std")]
+pub mod plan;
 
 pub use filter::RibbonFilter;
 
