@@ -628,13 +628,20 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("m (bits)         {}", h.params.m);
     outln!("k                {}", h.params.k);
     outln!("n (declared)     {}", h.n);
-    outln!("ones             {ones} (fill {fill:.4})");
+    if let AnyFilter::Ribbon(r) = &any {
+        // A solved system: m counts rows, and its bits have no fill.
+        crate::ribbon_cmd::inspect_lines(r, data.len())?;
+    } else {
+        outln!("ones             {ones} (fill {fill:.4})");
+    }
     outln!("frame bytes      {}", data.len());
     outln!("payload bytes    {}", h.payload_len);
-    outln!(
-        "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
-        (h.payload_len as f64 / bound - 1.0) * 100.0
-    );
+    if !matches!(any, AnyFilter::Ribbon(_)) {
+        outln!(
+            "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
+            (h.payload_len as f64 / bound - 1.0) * 100.0
+        );
+    }
     outln!("estimated n      {estimated_n:.1}");
     outln!("expected fpr     {expected_fpr:.6}");
     if let AnyFilter::Sparse(sp) = &any {

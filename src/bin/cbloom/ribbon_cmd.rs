@@ -97,3 +97,22 @@ fn fit_budget(hashes: &[KeyHash], seed: u64, budget: u64) -> CliResult<(RibbonFi
     )
     .into())
 }
+
+/// `inspect`'s lines for a ribbon filter, in place of the bit array's
+/// ones and fill.
+pub(crate) fn inspect_lines(r: &RibbonFilter, frame_len: usize) -> CliResult {
+    let per_key = frame_len as f64 * 8.0 / r.len().max(1) as f64;
+    outln!(
+        "columns          r = {} (r + 1 in the last {} of {} blocks of 128 rows)",
+        r.columns(),
+        r.upper_blocks(),
+        r.blocks()
+    );
+    outln!("shards           {}", r.shards().count());
+    outln!(
+        "bits per key     {per_key:.4} (log2(1/f) = {:.4})",
+        (1.0 / r.expected_fpr()).log2()
+    );
+    outln!("held in memory   {} bytes", r.heap_bytes());
+    Ok(())
+}
