@@ -62,17 +62,16 @@ pub fn planned_rows(n: u64) -> u64 {
 /// retries.
 #[derive(Default)]
 pub(crate) struct Banding {
-    coef: Vec<u128>,
-    rhs: Vec<u64>,
+    /// Per row: the stored coefficients (0 for a row without a pivot) and
+    /// right-hand side, side by side so that a step touches one cache line.
+    rows: Vec<(u128, u64)>,
 }
 
 impl Banding {
     /// Empties the rows and sizes them for `rows`.
     fn reset(&mut self, rows: usize) {
-        self.coef.clear();
-        self.coef.resize(rows, 0);
-        self.rhs.clear();
-        self.rhs.resize(rows, 0);
+        self.rows.clear();
+        self.rows.resize(rows, (0, 0));
     }
 
     /// Adds one equation; false if it contradicts the ones already added.
@@ -84,7 +83,7 @@ impl Banding {
         loop {
             // start + 127 < rows, and the walk never passes the highest set
             // coefficient, so the row exists.
-            let (Some(c), Some(r)) = (self.coef.get_mut(row), self.rhs.get_mut(row)) else {
+            let Some((c, r)) = self.rows.get_mut(row) else {
                 return false;
             };
             if *c == 0 {
@@ -114,8 +113,8 @@ impl Banding {
         let mut state = [0u128; 64];
         let rows = blocks.saturating_mul(BAND as usize);
         for i in (0..rows).rev() {
-            let coef = self.coef.get(i).copied().unwrap_or(0) >> 1;
-            let rhs = self.rhs.get(i).copied().unwrap_or(0);
+            let (coef, rhs) = self.rows.get(i).copied().unwrap_or((0, 0));
+            let coef = coef >> 1;
             for (j, s) in state.iter_mut().take(cols).enumerate() {
                 let bit = (u64::from((coef & *s).count_ones()) ^ (rhs >> j)) & 1;
                 *s = (*s << 1) | u128::from(bit);
