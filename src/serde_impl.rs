@@ -15,6 +15,7 @@ use crate::filter::BloomFilter;
 use crate::format::{AnyFilter, Coding, DecodeLimits};
 use crate::kind::{decode_as, Kind};
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::ribbon::RibbonFilter;
 use crate::kinds::scalable::ScalableBloomFilter;
 use crate::kinds::sparse::SparseFilter;
 #[allow(unused_imports)]
@@ -96,4 +97,5 @@ frame_serde!(
     CountingBloomFilter,
     ScalableBloomFilter,
     SquidDigest,
+    RibbonFilter,
 );

@@ -495,7 +495,7 @@ fn version_3_header_fields_are_checked() {
     );
     // Kinds: unassigned ones are refused by id (every assigned kind is
     // supported; a receiver that refuses one names it, tests/kinds.rs).
-    for (kind, name) in [(5u8, None::<&str>), (255, None)] {
+    for (kind, name) in [(6u8, None::<&str>), (255, None)] {
         let err = decode(&craft_v3(0, 0, kind, 16, &[], &[], &raw)).unwrap_err();
         assert_eq!(err, DecodeError::UnsupportedKind { id: kind, name });
         if let Some(name) = name {

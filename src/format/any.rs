@@ -12,6 +12,7 @@ use crate::filter::BloomFilter;
 use crate::kinds::counting;
 use crate::kinds::scalable::{self, ScalableBloomFilter};
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::ribbon::{self, RibbonFilter};
 use crate::kinds::sparse::{self, SparseFilter};
 use crate::squid::{CBlock, SquidDigest};
 
@@ -29,6 +30,8 @@ pub enum AnyFilter {
     Scalable(ScalableBloomFilter),
     /// [`FilterKind::Sparse`].
     Sparse(SparseFilter),
+    /// [`FilterKind::Ribbon`].
+    Ribbon(RibbonFilter),
     /// A Squid cache digest: a standard filter with Squid's hashing and
     /// Squid's header (metadata tag 1).
     Squid(SquidDigest),
@@ -43,6 +46,7 @@ impl AnyFilter {
             AnyFilter::Partitioned(_) => FilterKind::Partitioned,
             AnyFilter::Scalable(_) => FilterKind::Scalable,
             AnyFilter::Sparse(_) => FilterKind::Sparse,
+            AnyFilter::Ribbon(_) => FilterKind::Ribbon,
             AnyFilter::Squid(_) => FilterKind::Standard,
         }
     }
@@ -55,6 +59,7 @@ impl AnyFilter {
             AnyFilter::Partitioned(f) => f.contains(key),
             AnyFilter::Scalable(f) => f.contains(key),
             AnyFilter::Sparse(f) => f.contains(key),
+            AnyFilter::Ribbon(f) => f.contains(key),
             AnyFilter::Squid(d) => d.filter().contains(key),
         }
     }
@@ -67,6 +72,7 @@ impl AnyFilter {
             AnyFilter::Partitioned(f) => f.len(),
             AnyFilter::Scalable(f) => f.len(),
             AnyFilter::Sparse(f) => f.len(),
+            AnyFilter::Ribbon(f) => f.len(),
             AnyFilter::Squid(d) => d.filter().len(),
         }
     }
@@ -78,9 +84,11 @@ impl AnyFilter {
 
     /// The filter's parameters (m, k, seed, hash scheme); for the scalable
     /// kind, those of its first layer (its frame's header declares the
-    /// total m and the largest k).
+    /// total m and the largest k); for the ribbon kind, its header's: m
+    /// its rows, k its lower columns.
     pub fn params(&self) -> &crate::FilterParams {
         match self {
+            AnyFilter::Ribbon(f) => f.header_params(),
             AnyFilter::Scalable(f) => f
                 .layers()
                 .first()
@@ -93,7 +101,8 @@ impl AnyFilter {
         }
     }
 
-    /// The number of one bits.
+    /// The number of one bits (for the ribbon kind, the bits of its
+    /// solution, which have no per-key meaning).
     pub fn count_ones(&self) -> u64 {
         match self {
             AnyFilter::Standard(f) => f.count_ones(),
@@ -101,6 +110,7 @@ impl AnyFilter {
             AnyFilter::Scalable(f) => f.count_ones(),
             AnyFilter::Partitioned(f) => f.bits().count_ones(),
             AnyFilter::Sparse(f) => f.count_ones(),
+            AnyFilter::Ribbon(f) => f.solution_bits(),
             AnyFilter::Squid(d) => d.filter().count_ones(),
         }
     }
@@ -138,7 +148,7 @@ pub(crate) fn decode_any_payload(
         FilterKind::Scalable => decode_scalable_payload(h, payload).map(AnyFilter::Scalable),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
         FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
-
+        FilterKind::Ribbon => decode_ribbon_payload(h, payload).map(AnyFilter::Ribbon),
     }
 }
 
@@ -150,8 +160,39 @@ pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
         AnyFilter::Scalable(f) => encode_scalable(f),
         AnyFilter::Partitioned(f) => encode_partitioned(f),
         AnyFilter::Sparse(f) => encode_sparse(f),
+        AnyFilter::Ribbon(f) => encode_ribbon(f),
         AnyFilter::Squid(d) => encode_squid(d),
     }
+}
+
+/// Encodes a ribbon filter: its shard table and solution in a version-3
+/// frame of kind 5, type 0 (docs/FORMAT.md section 8.5).
+pub fn encode_ribbon(f: &RibbonFilter) -> Vec<u8> {
+    let mut payload = Vec::new();
+    ribbon::payload::write(f, &mut payload);
+    let fields = HeaderFields::of_kind(FilterKind::Ribbon, FilterType::Raw);
+    super::frame_bytes(f.header_params(), f.len(), &fields, &payload)
+}
+
+/// Decodes exactly one ribbon-filter frame occupying all of `data`: a
+/// length check against the parameters and a copy of the solution.
+///
+/// # Errors
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind;
+/// [`DecodeError::WrongFrameType`] for a delta (kind 5 has none).
+pub fn decode_ribbon(data: &[u8], limits: &DecodeLimits) -> Result<RibbonFilter, DecodeError> {
+    let (h, payload) = checked_of_kind(data, limits, FilterKind::Ribbon)?;
+    decode_ribbon_payload(&h, payload)
+}
+
+pub(crate) fn decode_ribbon_payload(h: &FrameHeader, payload: &[u8]) -> Result<RibbonFilter, DecodeError> {
+    // The header admitted type 0 only, m a multiple of 128 and k <= 63.
+    ribbon::payload::parse(payload, h.params.seed, h.params.m, h.params.k, h.n).map_err(
+        |source| DecodeError::Ribbon {
+            offset: h.header_len,
+            source,
+        },
+    )
 }
 
 /// Encodes a counting filter (kind 1, docs/FORMAT.md section 8.1): its

@@ -137,6 +137,14 @@ pub enum DecodeError {
         /// What is wrong, and where in the payload.
         source: crate::kinds::sparse::SparseError,
     },
+    /// A ribbon-kind payload is malformed.
+    #[error("ribbon payload at frame byte {offset}: {source}")]
+    Ribbon {
+        /// Frame offset of the payload's first byte.
+        offset: usize,
+        /// What is wrong.
+        source: crate::kinds::ribbon::RibbonError,
+    },
     /// A scalable-kind payload is malformed.
     #[error("scalable payload at frame byte {offset}: {source}")]
     Scalable {

@@ -12,7 +12,7 @@
 //! 4       1     hash scheme id (1 xxh3; 2 Squid's MD5, version 3 only)
 //! 5       1     flags (v1, v2: must be 0; v3: 0x01 identity, 0x02 metadata)
 //! 6       1     kind (version 3 only; 0 standard, 1 counting, 2 partitioned,
-//!               3 scalable, 4 sparse)
+//!               3 scalable, 4 sparse, 5 ribbon)
 //! 6 or 7  var   seed        (LEB128)
 //!         var   m           (LEB128, bits)
 //!         var   k           (LEB128)
@@ -165,16 +165,20 @@ pub enum FilterKind {
     /// The sorted positions of the one bits, held without the m-bit array.
     /// Wire id 4.
     Sparse,
+    /// A Ribbon filter: a solved linear system over GF(2), for a static
+    /// set in about log2(1/f) bits per key. Wire id 5.
+    Ribbon,
 }
 
 impl FilterKind {
     /// Every kind, in wire-id order.
-    pub const ALL: [FilterKind; 5] = [
+    pub const ALL: [FilterKind; 6] = [
         FilterKind::Standard,
         FilterKind::Counting,
         FilterKind::Partitioned,
         FilterKind::Scalable,
         FilterKind::Sparse,
+        FilterKind::Ribbon,
     ];
 
     /// Wire id.
@@ -185,6 +189,7 @@ impl FilterKind {
             FilterKind::Partitioned => 2,
             FilterKind::Scalable => 3,
             FilterKind::Sparse => 4,
+            FilterKind::Ribbon => 5,
         }
     }
 
@@ -197,6 +202,7 @@ impl FilterKind {
             2 => Some(FilterKind::Partitioned),
             3 => Some(FilterKind::Scalable),
             4 => Some(FilterKind::Sparse),
+            5 => Some(FilterKind::Ribbon),
             _ => None,
         }
     }
@@ -210,6 +216,7 @@ impl FilterKind {
                 | FilterKind::Partitioned
                 | FilterKind::Scalable
                 | FilterKind::Sparse
+                | FilterKind::Ribbon
         )
     }
 
@@ -221,6 +228,7 @@ impl FilterKind {
             FilterKind::Partitioned => "partitioned",
             FilterKind::Scalable => "scalable",
             FilterKind::Sparse => "sparse",
+            FilterKind::Ribbon => "ribbon",
         }
     }
 
@@ -709,6 +717,9 @@ fn kind_rules(
         })
     };
     match kind {
+        FilterKind::Ribbon => {
+            return ribbon_rules(filter_type, params, payload_len, len_at)
+        }
         FilterKind::Partitioned
             if params.m.checked_rem(u64::from(params.k)).is_none_or(|r| r != 0) =>
         {
@@ -794,6 +805,43 @@ fn kind_rules(
     }
 }
 
+/// Step 4 for kind 5 (docs/FORMAT.md section 8.5): type 0 only (a delta
+/// is refused as a frame type the receiver cannot use: a changed set is
+/// sent whole), and at least the solution the parameters imply
+/// (16·⌈m/128⌉·k bytes) plus the smallest prefix, so that the memory a
+/// frame asks for is bounded by its own length.
+fn ribbon_rules(
+    filter_type: FilterType,
+    params: &FilterParams,
+    payload_len: u64,
+    len_at: usize,
+) -> Result<(), DecodeError> {
+    use crate::kinds::ribbon::payload;
+    if filter_type.is_delta() {
+        return Err(DecodeError::WrongFrameType {
+            found: filter_type,
+            expected: "a full (raw) frame: the ribbon kind has no delta",
+        });
+    }
+    if filter_type != FilterType::Raw {
+        return Err(DecodeError::InvalidField {
+            offset: 3,
+            field: "filter type",
+            reason: "the ribbon kind has type 0 (raw) only",
+        });
+    }
+    let least = payload::solution_len(params.m, params.k, 0)
+        .and_then(|s| s.checked_add(payload::MIN_PREFIX));
+    if least.is_none_or(|least| payload_len < least) {
+        return Err(DecodeError::InvalidField {
+            offset: len_at,
+            field: "payload_len",
+            reason: "a ribbon payload holds its prefix and 16 bytes per block and column",
+        });
+    }
+    Ok(())
+}
+
 impl FilterKind {
     /// Whether a decoded filter of this kind holds an array of at least m
     /// bits (so the receiver's `max_m` bounds its memory).
@@ -819,6 +867,10 @@ impl FilterKind {
             // least), each at most 2 + 56 bits in the Elias–Fano list, plus
             // its select samples: under 64 bytes per payload byte.
             FilterKind::Sparse => payload_len.saturating_mul(64),
+            // The words are the payload's bytes, but the last block's are
+            // sent cut (as little as 1 byte for 16 held); the shard table
+            // holds at most 24 bytes per two payload bytes.
+            FilterKind::Ribbon => payload_len.saturating_mul(16),
             // The counters and, while decoding, the bit map.
             FilterKind::Counting => params.m.div_ceil(2).saturating_add(params.byte_len()),
             _ => params.byte_len(),

@@ -42,6 +42,7 @@ pub use any::{
     encode_partitioned_static, encode_scalable, encode_scalable_raw, encode_sparse, encode_squid,
     encode_squid_raw,
 };
+pub use any::{decode_ribbon, encode_ribbon};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
 pub use limits::{DecodeLimits, KindSet, DEFAULT_MAX_EXPANSION};

@@ -8,6 +8,7 @@ use crate::filter::BloomFilter;
 use crate::format::any::{self, AnyFilter};
 use crate::format::{self, Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
 use crate::kinds::partitioned::PartitionedBloomFilter;
+use crate::kinds::ribbon::RibbonFilter;
 use crate::kinds::scalable::ScalableBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
 #[allow(unused_imports)]
@@ -286,6 +287,54 @@ impl Kind for SquidDigest {
     }
 }
 
+impl Kind for RibbonFilter {
+    const KIND: FilterKind = FilterKind::Ribbon;
+
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == FilterKind::Ribbon
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        RibbonFilter::contains(self, key)
+    }
+    fn len(&self) -> u64 {
+        RibbonFilter::len(self)
+    }
+    /// XXH3-64 (seed 0) of the filter's frame without identity: a ribbon
+    /// filter has no delta to name it, so the digest only tells versions
+    /// apart (a subscriber's state, a test).
+    fn digest(&self) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(&any::encode_ribbon(self))
+    }
+    /// The ribbon kind has one coding: its solution, raw.
+    fn encode_frame(&self, _coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
+        format::with_identity(any::encode_ribbon(self), id)
+    }
+    fn decode_frame(
+        h: &FrameHeader,
+        payload: &[u8],
+        _limits: &DecodeLimits,
+    ) -> Result<Self, DecodeError> {
+        expect(h, FilterKind::Ribbon)?;
+        any::decode_ribbon_payload(h, payload)
+    }
+    /// None: a changed set is sent as a full frame (docs/FORMAT.md 8.5).
+    fn encode_delta(_old: &Self, _new: &Self, _id: Option<UpdateId>) -> Option<Vec<u8>> {
+        None
+    }
+    fn apply_delta(
+        &mut self,
+        _held: u64,
+        _frame: &[u8],
+        d: &DeltaHeader,
+        _limits: &DecodeLimits,
+    ) -> Result<u64, DecodeError> {
+        Err(DecodeError::WrongFrameType {
+            found: d.frame.filter_type,
+            expected: "a full frame (the ribbon kind has no delta)",
+        })
+    }
+}
+
 /// Runs `$e` with `$f` bound to the filter inside any variant.
 macro_rules! each {
     ($any:expr, $f:ident => $e:expr) => {
@@ -296,6 +345,7 @@ macro_rules! each {
             AnyFilter::Scalable($f) => $e,
             AnyFilter::Sparse($f) => $e,
             AnyFilter::Squid($f) => $e,
+            AnyFilter::Ribbon($f) => $e,
         }
     };
 }
@@ -332,6 +382,7 @@ impl Kind for AnyFilter {
             (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => Kind::encode_delta(a, b, id),
             (AnyFilter::Sparse(a), AnyFilter::Sparse(b)) => Kind::encode_delta(a, b, id),
             (AnyFilter::Squid(a), AnyFilter::Squid(b)) => Kind::encode_delta(a, b, id),
+            (AnyFilter::Ribbon(a), AnyFilter::Ribbon(b)) => Kind::encode_delta(a, b, id),
             _ => None,
         }
     }

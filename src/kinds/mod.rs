@@ -13,3 +13,4 @@ pub mod counting;
 pub use bits::KindDeltaError;
 pub use counting::CountingError;
 pub mod scalable;
+pub mod ribbon;

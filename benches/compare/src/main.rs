@@ -262,8 +262,9 @@ fn main() {
         Some("simulate") => simulate(),
         Some("delta") => deltas(),
         Some("kinds") => kinds(),
+        Some("ribbon") => ribbon(),
         _ => {
-            eprintln!("usage: compare | simulate | delta | kinds");
+            eprintln!("usage: compare | simulate | delta | kinds | ribbon");
             std::process::exit(2);
         }
     }
@@ -508,6 +509,113 @@ fn kinds() {
         19.0 + 1.0 + c / (1.0 - c),
         784_931f64.log2()
     );
+}
+
+/// Static sets of 10^6 keys at f = 2^-8, 2^-12, 2^-16, 2^-20 and 0.01: the
+/// ribbon kind against xorf's binary fuse filters, a Golomb-coded set
+/// (BIP158's construction, size computed) and this crate's sparse kind.
+/// Bits per key are of the whole frame (xorf: its fingerprint array);
+/// f is measured on 10^7 non-members; build times start from key hashes
+/// (XXH3-128 for this crate, its low half for xorf), query times include
+/// hashing the key (best of 3 runs for build and decode).
+fn ribbon() {
+    use compressed_bloom::format::{decode_ribbon, decode_sparse, encode_ribbon, encode_sparse};
+    use compressed_bloom::kinds::ribbon::RibbonFilter;
+    use compressed_bloom::kinds::sparse::SparseFilter;
+    use compressed_bloom::plan::kinds::plan_sparse_for_fpr;
+    use compressed_bloom::plan::Constraints;
+    use compressed_bloom::{DecodeLimits, KeyHash};
+    use xorf::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Filter};
+
+    let n = 1_000_000u64;
+    let queries = 10_000_000u64;
+    let key = |i: u64| format!("member:{i}");
+    let strangers: Vec<String> = (0..queries).map(|i| format!("stranger:{i}")).collect();
+    let hashes: Vec<KeyHash> = (0..n).map(|i| KeyHash::new(key(i).as_bytes(), 1)).collect();
+    let fuse_hashes: Vec<u64> = (0..n).map(|i| xxhash_like(key(i).as_bytes())).collect();
+    let lim = DecodeLimits::unlimited();
+    let bpk = |bytes: usize| bytes as f64 * 8.0 / n as f64;
+    // (hits, ns per query) over the strangers.
+    let probe = |contains: &dyn Fn(&[u8]) -> bool| -> (f64, f64) {
+        let t = Instant::now();
+        let hits = strangers.iter().filter(|q| contains(q.as_bytes())).count();
+        let ns = t.elapsed().as_secs_f64() * 1e9 / queries as f64;
+        (hits as f64 / queries as f64, ns)
+    };
+    let ms = |s: f64| format!("{:.1}", s * 1e3);
+    println!("n = {n} keys, f measured on {queries} non-members; times on one thread");
+    println!("| target f | filter | bits per key sent | log2(1/f) | f (expected) | f (measured) | build ms | decode ms | query ns |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let targets: [(&str, f64); 5] = [
+        ("2^-8", 0.5f64.powi(8)),
+        ("2^-12", 0.5f64.powi(12)),
+        ("2^-16", 0.5f64.powi(16)),
+        ("2^-20", 0.5f64.powi(20)),
+        ("0.01", 0.01),
+    ];
+    for (label, f) in targets {
+        let row = |name: &str, bits: f64, expected: f64, meas: Option<f64>, build: String, decode: String, query: String| {
+            let m = meas.map_or("-".to_string(), |v| format!("{v:.3e}"));
+            println!(
+                "| {label} | {name} | {bits:.3} | {:.3} | {expected:.3e} | {m} | {build} | {decode} | {query} |",
+                (1.0 / f).log2()
+            );
+        };
+        let measurable = f * queries as f64 >= 5.0;
+        // Ribbon.
+        let (tb, flt) = best(3, || RibbonFilter::from_hashes(&hashes, f, 1).unwrap());
+        let frame = encode_ribbon(&flt);
+        let (td, back) = best(3, || decode_ribbon(&frame, &lim).unwrap());
+        assert_eq!(back, flt);
+        assert!(hashes.iter().all(|&h| flt.contains_hash(h)));
+        let (meas, qns) = probe(&|q| flt.contains(q));
+        row("ribbon (this crate)", bpk(frame.len()), flt.expected_fpr(), measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+        // Binary fuse: the smallest fingerprint that reaches f.
+        let fuse = |bits: u32| -> (f64, f64, f64, f64) {
+            let q = |contains: &dyn Fn(u64) -> bool| -> (f64, f64) {
+                probe(&|k: &[u8]| contains(xxhash_like(k)))
+            };
+            match bits {
+                8 => {
+                    let (tb, fl) = best(3, || BinaryFuse8::try_from(&fuse_hashes).unwrap());
+                    let (m, ns) = q(&|h| fl.contains(&h));
+                    (bpk(fl.fingerprints.len()), m, tb, ns)
+                }
+                16 => {
+                    let (tb, fl) = best(3, || BinaryFuse16::try_from(&fuse_hashes).unwrap());
+                    let (m, ns) = q(&|h| fl.contains(&h));
+                    (bpk(fl.fingerprints.len() * 2), m, tb, ns)
+                }
+                _ => {
+                    let (tb, fl) = best(3, || BinaryFuse32::try_from(&fuse_hashes).unwrap());
+                    let (m, ns) = q(&|h| fl.contains(&h));
+                    (bpk(fl.fingerprints.len() * 4), m, tb, ns)
+                }
+            }
+        };
+        let fb = if f >= 1.0 / 256.0 { 8 } else if f >= 0.5f64.powi(16) { 16 } else { 32 };
+        let (bits, m, tb, ns) = fuse(fb);
+        let fexp = 0.5f64.powi(fb as i32);
+        row(&format!("binary fuse {fb} (xorf)"), bits, fexp, (fexp * queries as f64 >= 5.0).then_some(m), ms(tb), "-".into(), format!("{ns:.1}"));
+        // Golomb-coded set: size computed as in `kinds`.
+        let mm = 1.0 / f;
+        let gcs = (0..=40)
+            .map(|p: i32| {
+                let c = (-(2f64.powi(p)) / mm).exp();
+                f64::from(p) + 1.0 + c / (1.0 - c)
+            })
+            .fold(f64::INFINITY, f64::min);
+        row("Golomb-coded set (BIP158 construction, computed)", gcs, f, None, "-".into(), "-".into(), "-".into());
+        // Sparse kind.
+        if let Ok(p) = plan_sparse_for_fpr(n, f, &Constraints::default()) {
+            let params = FilterParams::new(p.m, p.k, 1);
+            let (tb, flt) = best(3, || SparseFilter::from_keys(params, (0..n).map(key)).unwrap());
+            let frame = encode_sparse(&flt);
+            let (td, _) = best(3, || decode_sparse(&frame, &lim).unwrap());
+            let (meas, qns) = probe(&|q| flt.contains(q));
+            row("sparse (this crate; build hashes keys)", bpk(frame.len()), p.fpr, measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+        }
+    }
 }
 
 /// A 64-bit key hash for the xorf filters (they take u64 keys): the low

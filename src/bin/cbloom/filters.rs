@@ -165,6 +165,18 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     if a.kind == Some(KindArg::Scalable) {
         return build_scalable(a);
     }
+    if a.kind == Some(KindArg::Ribbon) {
+        return crate::ribbon_cmd::build(&crate::ribbon_cmd::RibbonBuild {
+            keys: &a.keys,
+            skip_blank: a.skip_blank,
+            distinct: a.distinct,
+            seed: a.seed,
+            fpr: a.size.fpr,
+            bytes: a.size.bytes,
+            shape_given: a.size.m.is_some(),
+            output: &a.output,
+        });
+    }
     let seed = a.seed;
     let bar = progress("hashing");
     // One streaming pass: hash every key once. With m and k given, insert
@@ -689,6 +701,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
             f.layers().iter().map(|l| l.filter.estimated_len()).sum(),
             f.formula_fpr(),
         ),
+        // A solved system: n is declared, the rate follows from the
+        // columns where keys land.
+        AnyFilter::Ribbon(f) => (f.len() as f64, f.expected_fpr()),
         _ => (
             -(h.params.m as f64) / f64::from(h.params.k) * (-fill).ln_1p(),
             fill.powi(h.params.k as i32),
@@ -720,13 +735,20 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("m (bits)         {}", h.params.m);
     outln!("k                {}", h.params.k);
     outln!("n (declared)     {}", h.n);
-    outln!("ones             {ones} (fill {fill:.4})");
+    if let AnyFilter::Ribbon(r) = &any {
+        // A solved system: m counts rows, and its bits have no fill.
+        crate::ribbon_cmd::inspect_lines(r, data.len())?;
+    } else {
+        outln!("ones             {ones} (fill {fill:.4})");
+    }
     outln!("frame bytes      {}", data.len());
     outln!("payload bytes    {}", h.payload_len);
-    outln!(
-        "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
-        (h.payload_len as f64 / bound - 1.0) * 100.0
-    );
+    if !matches!(any, AnyFilter::Ribbon(_)) {
+        outln!(
+            "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
+            (h.payload_len as f64 / bound - 1.0) * 100.0
+        );
+    }
     outln!("estimated n      {estimated_n:.1}");
     outln!("expected fpr     {expected_fpr:.6}");
     if let AnyFilter::Sparse(sp) = &any {

@@ -25,6 +25,9 @@ pub(crate) enum KindArg {
     Scalable,
     /// The sorted positions of the one bits, held without the m-bit array.
     Sparse,
+    /// A solved linear system: the smallest frame for a static set
+    /// (--fpr or --bytes).
+    Ribbon,
 }
 
 /// The scalable kind plans its layers itself (`build_scalable`).
@@ -54,6 +57,9 @@ impl Builder {
                 Builder::Sparse(params, Vec::new(), 0)
             }
             KindArg::Scalable => return Err(scalable_is_built_apart()),
+            KindArg::Ribbon => {
+                return Err("a ribbon filter is built apart (build --type ribbon)".into())
+            }
         })
     }
 
@@ -129,7 +135,7 @@ impl KindArg {
     /// The planner's name for the kind (not for scalable, planned apart).
     pub(crate) fn plan_kind(self) -> PlanKind {
         match self {
-            KindArg::Standard | KindArg::Scalable => PlanKind::Standard,
+            KindArg::Standard | KindArg::Scalable | KindArg::Ribbon => PlanKind::Standard,
             KindArg::Counting => PlanKind::Counting,
             KindArg::Partitioned => PlanKind::Partitioned,
             KindArg::Sparse => PlanKind::Sparse,
@@ -154,6 +160,7 @@ impl KindArg {
             KindArg::Partitioned => "partitioned",
             KindArg::Scalable => "scalable",
             KindArg::Sparse => "sparse",
+            KindArg::Ribbon => "ribbon",
         }
     }
 }
@@ -232,6 +239,20 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
                 "tightening": f.policy().tightening,
             })
         }
+        AnyFilter::Ribbon(r) => json!({
+            "rows": r.rows(),
+            "columns": r.columns(),
+            "upper_blocks": r.upper_blocks(),
+            "blocks": r.blocks(),
+            "shards": r.shards().count(),
+            "bits_per_key": if r.is_empty() {
+                serde_json::Value::Null
+            } else {
+                json!(payload_bytes as f64 * 8.0 / r.len() as f64)
+            },
+            "expected_fpr": r.expected_fpr(),
+            "held_bytes": r.heap_bytes(),
+        }),
         AnyFilter::Squid(d) => {
             let cb = d.cblock();
             json!({

@@ -26,6 +26,7 @@ mod files;
 mod filters;
 mod kinds;
 mod plan_cmd;
+mod ribbon_cmd;
 mod squid_cmd;
 
 use clap::{Args, Parser, Subcommand};

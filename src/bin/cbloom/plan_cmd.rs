@@ -2,6 +2,7 @@
 
 use crate::CliResult;
 use clap::Args;
+use compressed_bloom::kinds::ribbon::plan as ribbon_plan;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::{self, Constraints, Plan};
 use serde_json::json;
@@ -115,6 +116,13 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         (None, None) => Some(tradeoff(a, &chosen, &cons)?),
         _ => None,
     };
+    // A static set can also go as a ribbon filter (kind 5, no deltas).
+    let ribbon = match (a.delta_fraction, a.bytes, a.fpr) {
+        (Some(_), _, _) => None,
+        (None, Some(z), _) => ribbon_plan::for_bytes(a.n, z).ok(),
+        (None, None, Some(f)) => ribbon_plan::for_fpr(a.n, f).ok(),
+        _ => None,
+    };
     if a.json {
         let mut v = plan_json(&chosen);
         v["standard"] = plan_json(&standard);
@@ -130,6 +138,13 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
                 })
                 .collect::<Vec<_>>());
             v["default"] = json!(t.default);
+        }
+        if let Some(r) = ribbon {
+            v["ribbon"] = json!({
+                "fpr": r.fpr,
+                "transmitted_bits_per_key": r.bits_per_key,
+                "expected_bytes": r.frame_bytes,
+            });
         }
         outln!("{v}");
         return Ok(());
@@ -187,6 +202,15 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
              frame grows, up to the raw array at half fill; build plans m for any count up to \
              --n instead",
             a.n
+        );
+    }
+    if let Some(r) = ribbon {
+        outln!(
+            "\nfor a static set (sent whole, no deltas), a ribbon filter: f = {:.6} at \
+             {:.3} bits per key, about {} bytes (cbloom build --type ribbon)",
+            r.fpr,
+            r.bits_per_key,
+            r.frame_bytes
         );
     }
     if let Some(path) = &a.plot {

@@ -1,0 +1,118 @@
+//! `cbloom build --type ribbon`: a Ribbon filter (kind 5) from a key file,
+//! sized from a target rate (`--fpr`) or a frame budget (`--bytes`).
+
+use crate::files::{for_each_key, progress, write_all};
+use crate::CliResult;
+use compressed_bloom::format::encode_ribbon;
+use compressed_bloom::kinds::ribbon::RibbonFilter;
+use compressed_bloom::KeyHash;
+use std::path::Path;
+
+/// What `build` passes on for the ribbon kind.
+pub(crate) struct RibbonBuild<'a> {
+    pub(crate) keys: &'a Path,
+    pub(crate) skip_blank: bool,
+    pub(crate) distinct: bool,
+    pub(crate) seed: u64,
+    pub(crate) fpr: Option<f64>,
+    pub(crate) bytes: Option<u64>,
+    /// --m/--k were given (they do not apply: rows and columns follow
+    /// from the rate).
+    pub(crate) shape_given: bool,
+    pub(crate) output: &'a Path,
+}
+
+/// Reads and hashes the keys, solves, writes the frame.
+pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
+    if a.shape_given {
+        return Err("a ribbon filter's rows and columns follow from its rate: \
+                    give --fpr or --bytes, not --m and --k"
+            .into());
+    }
+    let bar = progress("hashing");
+    let mut hashes = Vec::new();
+    let mut seen = a
+        .distinct
+        .then(std::collections::HashSet::<(u64, u64)>::new);
+    let read = for_each_key(a.keys, a.skip_blank, |key| {
+        let h = KeyHash::new(key, a.seed);
+        if seen.as_mut().is_some_and(|s| !s.insert((h.h1, h.h2))) {
+            return Ok(());
+        }
+        hashes.push(h);
+        if hashes.len().is_multiple_of(65_536) {
+            bar.set_position(hashes.len() as u64);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let n = hashes.len() as u64;
+    let (f, frame) = match (a.fpr, a.bytes) {
+        (Some(fpr), _) => {
+            let f = RibbonFilter::from_hashes(&hashes, fpr, a.seed)?;
+            let frame = encode_ribbon(&f);
+            (f, frame)
+        }
+        (None, Some(budget)) => fit_budget(&hashes, a.seed, budget)?,
+        (None, None) => return Err("give --fpr or --bytes for a ribbon filter".into()),
+    };
+    write_all(a.output, &frame)?;
+    let log2 = (1.0 / f.expected_fpr()).log2();
+    note!(
+        "built ribbon rows={} r={} (+1 in {} of {} blocks) n={n} from {read} keys: {} bytes, \
+         {:.4} bits per key, expected f {:.3e} (log2(1/f) = {log2:.4}, {:+.2}%)",
+        f.rows(),
+        f.columns(),
+        f.upper_blocks(),
+        f.blocks(),
+        frame.len(),
+        frame.len() as f64 * 8.0 / n.max(1) as f64,
+        f.expected_fpr(),
+        (frame.len() as f64 * 8.0 / n.max(1) as f64 / log2 - 1.0) * 100.0,
+    );
+    Ok(())
+}
+
+/// The lowest rate whose frame fits `budget` bytes: a frame costs about
+/// 1.012·n·log2(1/f) bits (the spare rows), so start there and lower the
+/// bits by 0.25% until it fits (a few tries at most).
+fn fit_budget(hashes: &[KeyHash], seed: u64, budget: u64) -> CliResult<(RibbonFilter, Vec<u8>)> {
+    let n = hashes.len().max(1) as f64;
+    let mut bits = (budget as f64 * 8.0 - 200.0) / n / 1.012;
+    for _ in 0..40 {
+        if bits < 1.0 {
+            break;
+        }
+        let fpr = (-bits).exp2();
+        let f = RibbonFilter::from_hashes(hashes, fpr, seed)?;
+        let frame = encode_ribbon(&f);
+        if frame.len() as u64 <= budget {
+            return Ok((f, frame));
+        }
+        bits *= 0.9975;
+    }
+    Err(format!(
+        "no ribbon filter of {} keys fits in {budget} bytes",
+        hashes.len()
+    )
+    .into())
+}
+
+/// `inspect`'s lines for a ribbon filter, in place of the bit array's
+/// ones and fill.
+pub(crate) fn inspect_lines(r: &RibbonFilter, frame_len: usize) -> CliResult {
+    let per_key = frame_len as f64 * 8.0 / r.len().max(1) as f64;
+    outln!(
+        "columns          r = {} (r + 1 in the last {} of {} blocks of 128 rows)",
+        r.columns(),
+        r.upper_blocks(),
+        r.blocks()
+    );
+    outln!("shards           {}", r.shards().count());
+    outln!(
+        "bits per key     {per_key:.4} (log2(1/f) = {:.4})",
+        (1.0 / r.expected_fpr()).log2()
+    );
+    outln!("held in memory   {} bytes", r.heap_bytes());
+    Ok(())
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Ribbon-kind golden vectors (docs/FORMAT.md section 8.5): frames built by
+# the crate's CLI from the keys key-1..key-N, queried by tools/ref_ribbon.py
+# (written from FORMAT.md alone) for the members and as many non-members
+# (other-1..other-N, at least 100), into NAME.answers ("1" present, "0" absent, one per
+# line of NAME.queries); the reference also checks that every member is
+# present (pip install xxhash). Golden vectors are a contract: rerun only
+# with a format change, and commit the result.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=tests/vectors
+list="$out/golden_ribbon.txt"
+echo "# name fpr seed n (keys key-1..key-N; NAME.queries = the N keys, then other-1..other-max(N,100); NAME.answers = the reference's answers)" > "$list"
+make() { # name fpr seed n
+  local name=$1 fpr=$2 seed=$3 n=$4
+  local others=$(( n > 100 ? n : 100 ))
+  { seq 1 "$n" | sed 's/^/key-/'; seq 1 "$others" | sed 's/^/other-/'; } > "$out/$name.queries"
+  seq 1 "$n" | sed 's/^/key-/' | cargo run --quiet --bin cbloom -- build --type ribbon \
+    --keys - --fpr "$fpr" --seed "$seed" -o "$out/$name.cbf"
+  python3 tools/ref_ribbon.py query "$out/$name.cbf" "$out/$name.queries" "$out/$name.answers" "$n"
+  echo "$name $fpr $seed $n" >> "$list"
+}
+make ribbon_empty 0.01       0 0
+make ribbon_one   0.25       1 1
+make ribbon_small 0.0625     2 100
+make ribbon_frac  0.01       3 3000
+make ribbon_shards 0.03      4 12000
+echo "ribbon goldens written and cross-checked"
