@@ -698,3 +698,61 @@ fn large_inputs_read_whole() {
     assert_eq!(std::fs::read(p(&dir, "again.cbf")).unwrap(), raw);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--coding` on build and encode: auto (the default) writes type 4 for
+/// the standard and partitioned kinds, each named coding writes its type,
+/// `--static` spells `--coding static`, and a coding a kind has no frame
+/// for is refused with a message naming the kinds that have it.
+#[test]
+fn coding_is_chosen_by_flag_and_auto_by_default() {
+    let dir = std::env::temp_dir().join(format!("cbloom-coding-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys: String = (0..3000).map(|i| format!("key-{i}\n")).collect();
+    std::fs::write(dir.join("keys.txt"), keys).unwrap();
+    let keys = p(&dir, "keys.txt");
+    let build = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            "build", "--keys", &keys, "--m", "60000", "--k", "3", "-o", out,
+        ];
+        args.extend_from_slice(extra);
+        cbloom(&args, None)
+    };
+    let out = p(&dir, "f.cbf");
+    for (extra, ty) in [
+        (&[][..], 4u8),
+        (&["--coding", "auto"][..], 4),
+        (&["--coding", "adaptive"][..], 1),
+        (&["--coding", "static"][..], 4),
+        (&["--static"][..], 4),
+        (&["--coding", "raw"][..], 0),
+        (&["--raw"][..], 0),
+        (&["--type", "partitioned"][..], 4),
+        (&["--type", "counting"][..], 1),
+    ] {
+        let r = build(extra, &out);
+        assert!(
+            r.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert_eq!(std::fs::read(&out).unwrap()[3], ty, "{extra:?}");
+    }
+    let r = build(&["--type", "counting", "--coding", "static"], &out);
+    assert_eq!(r.status.code(), Some(2), "a usage error");
+    let msg = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        msg.contains("counting kind has no static coding") && msg.contains("standard, partitioned"),
+        "{msg}"
+    );
+    // encode re-codes a frame: adaptive back to auto (type 4) and back.
+    assert!(build(&["--coding", "adaptive"], &out).status.success());
+    let recoded = p(&dir, "g.cbf");
+    ok(&["encode", &out, "-o", &recoded]);
+    assert_eq!(std::fs::read(&recoded).unwrap()[3], 4);
+    ok(&["encode", &recoded, "--coding", "adaptive", "-o", &recoded]);
+    assert_eq!(
+        std::fs::read(&recoded).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

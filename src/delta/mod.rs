@@ -418,6 +418,16 @@ impl DeltaSummary {
         self.parts.iter().map(DeltaPart::entropy_bits).sum()
     }
 
+    /// Entropy bound of the same XOR coded without the base (the
+    /// paper's bound for a delta): log2 C(m, changed bits), in bits. A
+    /// conditional delta's parts sum to less where the base predicts the
+    /// change.
+    #[cfg(feature = "std")]
+    pub fn unconditional_entropy_bits(&self) -> f64 {
+        let m = self.parts.iter().map(|p| p.bits).sum();
+        log2_binomial(m, self.changed_bits())
+    }
+
     /// Bytes of coded arrays in the frame.
     pub fn coded_bytes(&self) -> usize {
         self.parts.iter().map(|p| p.coded_bytes).sum()

@@ -73,11 +73,8 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
         "3. encoded to {} bytes ({}): entropy bound {:.1} bytes, frame is {:+.3}% over it; \
          within budget: {}",
         frame.len(),
-        if frame.get(3) == Some(&1) {
-            "coded"
-        } else {
-            "raw"
-        },
+        compressed_bloom::inspect(&frame, &Default::default())
+            .map_or("?", |h| h.filter_type.name()),
         bound,
         (frame.len() as f64 / bound - 1.0) * 100.0,
         if frame.len() as u64 <= budget {

@@ -1,7 +1,7 @@
 //! build, encode, decode, inspect, query.
 
 use crate::files::{for_each_key, progress, read_all, write_all, write_with};
-use crate::kinds::{self, KindArg};
+use crate::kinds::{self, CodingArg, KindArg};
 use crate::{CliResult, LimitArgs, UsageError};
 use clap::Args;
 use compressed_bloom::delta;
@@ -10,7 +10,7 @@ use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::Constraints;
-use compressed_bloom::{BloomFilter, FilterParams, FilterType, KeyHash};
+use compressed_bloom::{BloomFilter, Coding, FilterParams, KeyHash, Kind};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -140,11 +140,16 @@ pub(crate) struct BuildArgs {
     /// Hash seed.
     #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
-    /// Write the uncompressed (raw) frame type.
+    /// How the frame's payload is coded: `auto` (default) takes static
+    /// coding (type 4, fastest to decode) where the kind has it and it
+    /// stays within the planner's size bound, else adaptive (type 1).
+    #[arg(long, value_enum, conflicts_with_all = ["raw", "static_coded"])]
+    coding: Option<CodingArg>,
+    /// The same as `--coding raw`: the uncompressed frame type.
     #[arg(long)]
     raw: bool,
-    /// Write the static-coded type (4, format version 3: faster to decode,
-    /// needs a reader of version 3; standard and partitioned kinds).
+    /// The same as `--coding static`: type 4 (format version 3; standard
+    /// and partitioned kinds).
     #[arg(long = "static", conflicts_with = "raw")]
     static_coded: bool,
     /// The filter kind (`growing` is another name for `scalable`). Default:
@@ -266,7 +271,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     };
     f.set_len(kept);
     let estimated = f.estimated_distinct();
-    let frame = f.frame(a.raw, a.static_coded)?;
+    let frame = f.frame(CodingArg::resolve(a.coding, a.static_coded, a.raw))?;
     // Duplicate lines count toward n: said on success and on failure.
     let duplicates = match estimated {
         Some(est) if !a.distinct && kept >= 1000 && est < 0.9 * kept as f64 => Some(format!(
@@ -324,10 +329,12 @@ fn build_scalable(a: &BuildArgs) -> CliResult {
                 .into(),
         );
     }
-    if a.raw {
-        return Err(
-            "the scalable kind has no raw frame (each layer is coded or raw inside it)".into(),
-        );
+    let coding = CodingArg::resolve(a.coding, a.static_coded, a.raw);
+    if matches!(coding, Coding::Raw | Coding::Static) {
+        return Err(format!(
+            "the scalable kind has no {coding} frame (each layer is coded or raw inside it)"
+        )
+        .into());
     }
     let cons = Constraints {
         max_k: a.size.max_k,
@@ -408,10 +415,8 @@ fn build_scalable(a: &BuildArgs) -> CliResult {
 }
 
 fn frame_type(frame: &[u8]) -> &'static str {
-    frame
-        .get(3)
-        .and_then(|&t| FilterType::from_id(t, compressed_bloom::format::header::VERSION))
-        .map_or("?", FilterType::name)
+    compressed_bloom::inspect(frame, &compressed_bloom::DecodeLimits::unlimited())
+        .map_or("?", |h| h.filter_type.name())
 }
 
 #[derive(Args)]
@@ -436,8 +441,11 @@ pub(crate) struct EncodeArgs {
     /// Key count to declare for the imported bit array (only with --import-bits; default 0).
     #[arg(long, requires = "import_bits", value_parser = crate::parse_count, allow_negative_numbers = true)]
     n: Option<u64>,
-    /// Write the static-coded type (4, format version 3: faster to decode,
-    /// needs a reader of version 3; standard and partitioned kinds).
+    /// How the frame's payload is coded (as `build --coding`; `auto` by
+    /// default).
+    #[arg(long, value_enum, conflicts_with = "static_coded")]
+    coding: Option<CodingArg>,
+    /// The same as `--coding static`.
     #[arg(long = "static")]
     static_coded: bool,
     #[command(flatten)]
@@ -456,26 +464,9 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     } else {
         compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))?
     };
-    let frame = if a.static_coded {
-        match &f {
-            AnyFilter::Standard(f) => compressed_bloom::encode_static(f),
-            AnyFilter::Partitioned(p) => compressed_bloom::format::encode_partitioned_static(p),
-            AnyFilter::Squid(_) => {
-                return Err("a Squid digest has no static-coded type \
-                            (standard and partitioned filters do)"
-                    .into())
-            }
-            other => {
-                return Err(format!(
-                    "the {} kind has no static-coded type (standard and partitioned filters do)",
-                    other.kind().name()
-                )
-                .into())
-            }
-        }
-    } else {
-        compressed_bloom::encode_any(&f)
-    };
+    let coding = CodingArg::resolve(a.coding, a.static_coded, false);
+    kinds::check_coding(coding, f.kind(), matches!(f, AnyFilter::Squid(_)))?;
+    let frame = f.encode_frame(coding, None);
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
     note!(
@@ -1029,7 +1020,7 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
     let coded = sum.coded_bytes();
     let bound = sum.entropy_bits() / 8.0;
     // What the same XOR costs coded without the base (the paper's bound).
-    let plain_bound = log2_binomial(m, ones) / 8.0;
+    let plain_bound = sum.unconditional_entropy_bits() / 8.0;
     let mut v = header_json(&h, ones, data.len(), bound);
     v["density"] = json!(ones as f64 / m as f64);
     v["coded_bytes"] = json!(coded);

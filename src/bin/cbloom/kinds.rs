@@ -7,7 +7,9 @@ use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::receiver::PlanKind;
-use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams, KeyHash};
+use compressed_bloom::{
+    BloomFilter, Coding, CountingBloomFilter, FilterKind, FilterParams, KeyHash, Kind,
+};
 use serde_json::json;
 use std::path::Path;
 
@@ -99,36 +101,76 @@ impl Builder {
         }
     }
 
-    /// The filter's frame (`raw` for the raw type where the kind has one,
-    /// `static_coded` for type 4 where it has that).
-    pub(crate) fn frame(self, raw: bool, static_coded: bool) -> CliResult<Vec<u8>> {
+    /// The filter's frame with `coding` ([`check_coding`] first).
+    pub(crate) fn frame(self, coding: Coding) -> CliResult<Vec<u8>> {
+        let kind = match &self {
+            Builder::Standard(_) => FilterKind::Standard,
+            Builder::Counting(_) => FilterKind::Counting,
+            Builder::Partitioned(_) => FilterKind::Partitioned,
+            Builder::Sparse(..) => FilterKind::Sparse,
+        };
+        check_coding(coding, kind, false)?;
         Ok(match self {
-            Builder::Standard(f) if static_coded => compressed_bloom::encode_static(&f),
-            Builder::Partitioned(f) if static_coded => format::encode_partitioned_static(&f),
-            ref other if static_coded => {
-                return Err(format!(
-                    "the {} kind has no static-coded type (standard and partitioned do)",
-                    match other {
-                        Builder::Counting(_) => "counting",
-                        _ => "sparse",
-                    }
-                )
-                .into())
-            }
-            Builder::Standard(f) if raw => {
-                compressed_bloom::encode_as(&f, compressed_bloom::FilterType::Raw)
-            }
-            Builder::Standard(f) => compressed_bloom::encode(&f),
-            Builder::Counting(f) if raw => format::encode_counting_raw(&f),
-            Builder::Counting(f) => format::encode_counting(&f),
-            Builder::Partitioned(f) if raw => format::encode_partitioned_raw(&f),
-            Builder::Partitioned(f) => format::encode_partitioned(&f),
-            Builder::Sparse(..) if raw => return Err("the sparse kind has no raw form".into()),
+            Builder::Standard(f) => f.encode_frame(coding, None),
+            Builder::Counting(f) => f.encode_frame(coding, None),
+            Builder::Partitioned(f) => f.encode_frame(coding, None),
             Builder::Sparse(p, positions, n) => {
-                format::encode_sparse(&SparseFilter::from_positions(p, n, positions)?)
+                SparseFilter::from_positions(p, n, positions)?.encode_frame(coding, None)
             }
         })
     }
+}
+
+/// `--coding` (and its spellings `--static`, `--raw`) of `build` and
+/// `encode`: how a full frame's payload is coded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CodingArg {
+    /// The fastest-decoding coding within the planner's size bound (type 4
+    /// where the kind has it, else type 1).
+    Auto,
+    /// Type 1, the adaptive coder (readable by format version 1).
+    Adaptive,
+    /// Type 4, static coding (format version 3; standard and partitioned).
+    Static,
+    /// Type 0, uncoded.
+    Raw,
+}
+
+impl CodingArg {
+    /// The library's coding; `--static` and `--raw` override `--coding`.
+    pub(crate) fn resolve(coding: Option<Self>, static_coded: bool, raw: bool) -> Coding {
+        match (coding, static_coded, raw) {
+            (_, true, _) => Coding::Static,
+            (_, _, true) => Coding::Raw,
+            (Some(CodingArg::Adaptive), ..) => Coding::Adaptive,
+            (Some(CodingArg::Static), ..) => Coding::Static,
+            (Some(CodingArg::Raw), ..) => Coding::Raw,
+            (Some(CodingArg::Auto) | None, ..) => Coding::Auto,
+        }
+    }
+}
+
+/// Refuses a coding the kind (or a Squid digest) has no frame for, naming
+/// the kinds that have it ([`Coding::applies_to`] decides).
+pub(crate) fn check_coding(coding: Coding, kind: FilterKind, squid: bool) -> CliResult {
+    if coding.applies_to(kind, squid) {
+        return Ok(());
+    }
+    let with: Vec<&str> = FilterKind::ALL
+        .iter()
+        .filter(|k| coding.applies_to(**k, false))
+        .map(|k| k.name())
+        .collect();
+    let what = if squid {
+        "a Squid digest".to_string()
+    } else {
+        format!("the {} kind", kind.name())
+    };
+    Err(format!(
+        "{what} has no {coding} coding (the kinds with one: {})",
+        with.join(", ")
+    )
+    .into())
 }
 
 impl KindArg {
