@@ -581,7 +581,7 @@ fn static_coded_frames_through_the_cli() {
         None,
     );
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no static-coded type"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("counting kind has no static coding"));
     assert!(!dir.join("c.cbf").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

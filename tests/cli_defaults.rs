@@ -802,7 +802,7 @@ fn the_cli_treats_kinds_alike() {
     let o = run(&["encode", s(&sq), "--static", "-o", s(&out)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("a Squid digest has no static-coded type"),
+        stderr(&o).contains("a Squid digest has no static coding"),
         "{}",
         stderr(&o)
     );
