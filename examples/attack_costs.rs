@@ -1,4 +1,4 @@
-//! The costs of issue 14's hostile frames against a subscriber holding an
+//! The costs of hostile frames against a subscriber holding an
 //! m = 2^32 filter (512 MiB): CPU time and peak RSS per frame byte. Run each
 //! scenario in its own process, since peak RSS is per process:
 //!

@@ -1,6 +1,6 @@
 //! The coder by density and size, single thread: decode and encode speed
 //! (MB/s of uncompressed filter, median of up to 9 runs) and the payload's
-//! excess over the entropy bound log2 C(m, x), against issue 12's targets
+//! excess over the entropy bound log2 C(m, x), against the coder's targets
 //! (decode >= 400 MB/s; size within 0.05% of the bound plus 16 bytes).
 //! Random bits of the given density (splitmix64, fixed seeds).
 //!

@@ -15,7 +15,6 @@
 //! absent. Remove only keys you inserted.
 
 use crate::filter::{BloomFilter, FilterError, FilterParams};
-#[allow(unused_imports)]
 use crate::prelude::*;
 
 /// The saturating maximum of a counter.

@@ -18,7 +18,6 @@ use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::ribbon::RibbonFilter;
 use crate::kinds::scalable::ScalableBloomFilter;
 use crate::kinds::sparse::SparseFilter;
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::squid::SquidDigest;
 use core::fmt;

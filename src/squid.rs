@@ -26,7 +26,6 @@
 //! (docs/FORMAT.md section 6), so exporting an imported digest gives back
 //! the same bytes.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::limits::DecodeLimits;

@@ -9,8 +9,8 @@
 //! through it, in memory and streamed, on one and two threads.
 //!
 //! The type-4 decode table's buffer (`coder::bytes::TableBuf`, viewed as
-//! u64s for its fill) needed only 2-byte alignment until the tenth session
-//! and made every mode-1 block decode panic here.
+//! u64s for its fill) must be 8-byte aligned: with the 2-byte alignment of
+//! its entries, every mode-1 block decode would panic here.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 

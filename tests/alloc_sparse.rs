@@ -1,5 +1,5 @@
 //! The sparse kind decodes m = 2^40 bits (128 GiB as an array) with 10^6
-//! keys in memory proportional to the keys (issue 10). One test in this
+//! keys in memory proportional to the keys. One test in this
 //! binary, so the counting allocator sees only its allocations.
 
 use compressed_bloom::format::{decode_sparse, encode_sparse};

@@ -113,8 +113,7 @@ fn streaming_memory_is_the_filter_plus_a_constant() {
     assert!(peak < 64 * 1024, "refused after {peak} bytes");
     // A type-4 frame of one 2^27-bit block (a 5.4 MB stream) cut off 4 KiB
     // into its stream: the reader holds the filter and what arrived, not
-    // the stream's declared length (it sized the buffer from that length
-    // before the tenth session).
+    // the stream's declared length.
     let one_block = format::encode_static_with(
         &f,
         Choice {

@@ -1,5 +1,5 @@
 //! The decoder's memory beyond its output, as a function of the thread
-//! count (issue 14): each decoding thread holds one 32 KiB table, and the
+//! count: each decoding thread holds one 32 KiB table, and the
 //! block table costs a few words per block. Also the one copy
 //! `decode_from_buf` makes of a frame spread over chained buffers. One test
 //! in this binary, so the counting allocator sees only its allocations.

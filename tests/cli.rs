@@ -309,7 +309,7 @@ fn json_field(json: &str, key: &str) -> String {
 }
 
 /// Every kind this build supports round-trips through build, encode,
-/// decode, query, inspect, delta and apply (issue 10).
+/// decode, query, inspect, delta and apply.
 #[test]
 fn every_kind_round_trips_through_the_cli() {
     let dir = std::env::temp_dir().join(format!("cbloom-kinds-{}", std::process::id()));

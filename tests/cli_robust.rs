@@ -1,4 +1,4 @@
-//! `cbloom` in scripts (issue 13): budgets are never exceeded silently,
+//! `cbloom` in scripts: budgets are never exceeded silently,
 //! numbers are read as people type them, closed pipes and full disks do
 //! not panic, an interrupted write leaves the old file intact, exit codes
 //! are as documented, messages are readable, and every plot mode draws its
@@ -596,8 +596,8 @@ fn an_unwritable_stderr_does_not_fail_a_command() {
 
 /// `-o LINK`, a link to a regular file, writes the file it names and keeps
 /// the link; `-o /dev/stdout` writes standard output, here a regular file,
-/// and leaves `/dev/stdout` as it was (the atomic path replaced links by
-/// name).
+/// and leaves `/dev/stdout` itself in place (the atomic path must not
+/// rename over a link).
 #[test]
 fn links_to_regular_files_are_written_through() {
     let dir = tempfile::tempdir().unwrap();

@@ -80,10 +80,10 @@ fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
     );
 }
 
-/// The attack of issue 14 at 1/16 scale: many blocks of all zeros or all
-/// ones code to a few bytes each (the issue's m = 2^32 frame was 11,795
-/// bytes for 537 MB). Under the default limits such a frame is refused
-/// before anything is allocated; before the default changed it decoded.
+/// The expansion attack at 1/16 scale: many blocks of all zeros or all
+/// ones code to a few bytes each (at m = 2^32 such a frame is 11,795 bytes
+/// for 537 MB). Under the default limits such a frame is refused before
+/// anything is allocated.
 #[test]
 fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
     let m = 1u64 << 28;
@@ -444,8 +444,8 @@ fn craft_v3(
     f
 }
 
-/// FORMAT.md caps m at 2^56 whatever the receiver's limits say (issue 14:
-/// `inspect` used to accept any m up to 2^64 − 1 under unlimited limits).
+/// FORMAT.md caps m at 2^56 whatever the receiver's limits say: `decode`
+/// and `inspect` refuse a larger m even under unlimited limits.
 #[test]
 fn m_beyond_the_format_range_is_refused_under_any_limits() {
     let unlimited = DecodeLimits {
@@ -588,8 +588,8 @@ fn version_3_header_fields_are_checked() {
     ));
 }
 
-/// The decoder's work is proportional to what it is given and produces
-/// (issue 14): coding steps ≤ 5 · output bits + blocks (docs/HARDENING.md,
+/// The decoder's work is proportional to what it is given and produces:
+/// coding steps ≤ 5 · output bits + blocks (docs/HARDENING.md,
 /// "Cost": every symbol advances at least one bit but the last of a block,
 /// and a run has at most ⌈40/12⌉ = 4 uniform chunks). Over legitimate
 /// filters of every density and frames an adversary would pick (all-zero

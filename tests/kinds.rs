@@ -210,8 +210,8 @@ fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them(
 
 /// A sparse frame relabelled as a delta (type 2, which kind 4 allows) is
 /// not read as a position list: the typed and generic decoders refuse it
-/// as the wrong frame type (a review found both reading the delta's
-/// digests as positions).
+/// as the wrong frame type, never reading the delta's digests as
+/// positions.
 #[test]
 fn a_sparse_delta_frame_is_not_decoded_as_a_filter() {
     let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_le_bytes().to_vec()).collect();

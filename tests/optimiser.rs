@@ -224,13 +224,12 @@ fn the_default_expansion_limit_admits_every_plan() {
     assert!(worst * 1.05 <= cap, "worst expansion {worst} vs cap {cap}");
 }
 
-/// Review findings of the tenth session, each a plan that broke its
-/// promise at an edge:
-/// * a target far below what m ≤ 2^56 can reach at k = 1 is infeasible
-///   (the finite rate rounded 1 − (1 − 1/m)^n to 0 and returned m ≈ 2^54
-///   with "fpr 0", whose true rate is about 5.6e-17 > 1e-17);
+/// Plans keep their promise at the edges:
+/// * a target far below what m ≤ 2^56 can reach at k = 1 is infeasible,
+///   not m ≈ 2^54 with "fpr 0" (the finite rate must not round
+///   1 − (1 − 1/m)^n to 0; the true rate there is about 5.6e-17 > 1e-17);
 /// * the scalable planners check their constraints (a confidence of 1
-///   gave a byte bound of 0 through NaN, and then any budget fitted);
+///   must not give a byte bound of 0 through NaN, which any budget fits);
 /// * the scalable size search treats a rate some layer cannot reach under
 ///   the policy's bits per key as not fitting, instead of failing.
 #[test]

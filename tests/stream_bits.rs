@@ -273,8 +273,7 @@ fn squid_frames_are_refused_with_a_pointer_to_decode_any() {
 /// 64 KiB (a contrived array: 7/8 of the block zeros, then alternating
 /// bits, which the adaptive model, settled on long runs, codes at ~23 bits
 /// a pair) is one the encoder writes and the in-memory decoder takes; the
-/// streamed reader takes it too (it refused any block stream over a raw
-/// block plus 64 KiB before the tenth session).
+/// streamed reader takes it too.
 #[test]
 fn a_block_that_codes_larger_than_raw_streams() {
     let m = 1u64 << 24;
@@ -300,8 +299,8 @@ fn a_block_that_codes_larger_than_raw_streams() {
 /// The streamed reader checks a type-1 block table as `decode` does: it
 /// never reads a table past the payload, and a damaged table gives the
 /// same error (`Payload` with `BlockTable`, at the same offsets) whichever
-/// decoder reads it. It reported non-canonical lengths as `BadVarint` and
-/// read a table's varints past a short payload before the tenth session.
+/// decoder reads it (a non-canonical length included, which is not
+/// `BadVarint`).
 #[test]
 fn streamed_type_1_tables_fail_as_in_memory() {
     use compressed_bloom::{decode, DecodeError};

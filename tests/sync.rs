@@ -1,4 +1,4 @@
-//! The subscriber never diverges silently (issue 14): every case of
+//! The subscriber never diverges silently: every case of
 //! docs/FORMAT.md section 5 run with the real `Publisher`/`Subscriber` API.
 //! Each refused frame leaves the subscriber's filter and version unchanged.
 
@@ -317,7 +317,7 @@ fn a_delta_with_sequence_zero_is_invalid() {
 /// A subscriber that starts from an unidentified snapshot and takes an
 /// identified delta on it follows that delta's stream from then on: a
 /// later, newer full frame of another stream is refused, not installed
-/// (a review found the stream pinned only by full frames).
+/// (deltas pin the stream as full frames do).
 #[test]
 fn an_identified_delta_on_an_unidentified_base_pins_the_stream() {
     let mut p = publisher(100);

@@ -16,7 +16,6 @@
 //! * I4: the encoder starts every state at L, so a correct decode ends with
 //!   every state back at L and every word consumed; anything else is corrupt.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::model::{Model, FIRST_STAGE, PROB_BITS, PROB_SCALE};
 use super::CoderError;

@@ -14,7 +14,6 @@
 //! precision needs the room), and up to 8 lanes interleave.
 //! `docs/FORMAT.md`, "Type 4", is the normative description.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::block::reciprocal;
 use super::CoderError;

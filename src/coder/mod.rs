@@ -10,7 +10,6 @@
 //! log2 C(m, x); the tests check that bound on every configuration of the
 //! benchmark set.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 

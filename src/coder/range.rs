@@ -9,7 +9,6 @@
 //! count grows by one, and when `c0 + c1` reaches 4096 both are halved
 //! (rounding up), so a model follows a slowly drifting source.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 /// Bits of probability precision.
 const PROB_BITS: u32 = 12;

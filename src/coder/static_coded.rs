@@ -16,7 +16,6 @@
 //! not pay a block's fixed cost every 2^23 bits. `docs/FORMAT.md`, "Type
 //! 4", is the normative description.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::{block, bytes, threads_for, CoderError};
 use crate::wire::varint;

@@ -14,7 +14,6 @@
 //! * **Plain delta** (type 2, version 1; [`encode_delta_plain`]): the XOR coded
 //!   alone, as in the paper, for receivers that only read version 1.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 

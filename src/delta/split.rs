@@ -8,7 +8,6 @@
 //! far fewer 1s than 0s), so coding them apart costs
 //! log2 C(m0, d0) + log2 C(m1, d1) bits instead of log2 C(m, d).
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::coder::{Blocks, CoderError, BLOCK_BITS};
 /// Which of the base's bits a part covers.

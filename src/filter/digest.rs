@@ -3,7 +3,6 @@
 //! delta for another base is refused without reading the filter.
 
 use super::{with_le_bytes, BloomFilter, FilterParams};
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::wire::varint;
 use xxhash_rust::xxh3::Xxh3Default;

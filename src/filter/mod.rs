@@ -8,7 +8,6 @@
 //! operation keeps that invariant, and the decoder checks it.
 
 use crate::hash::{HashScheme, KeyHash};
-#[allow(unused_imports)]
 use crate::prelude::*;
 use thiserror::Error;
 mod digest;

@@ -3,7 +3,6 @@
 //! caller's [`DecodeLimits`] (including the kinds it accepts), and
 //! [`encode_any`] writes any kind back. Each kind also has typed functions.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::header::{FilterKind, FilterType, FrameHeader, HeaderFields};
 use super::{checked_whole_frame, DecodeError, DecodeLimits};

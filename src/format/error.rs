@@ -1,6 +1,5 @@
 //! Errors of the frame layer.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::coder::CoderError;
 use crate::filter::{FilterError, FilterParams};

@@ -24,7 +24,6 @@
 //!         4     CRC-32C of every preceding byte of the frame (LE)
 //! ```
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::error::DecodeError;
 use super::limits::DecodeLimits;

@@ -7,7 +7,6 @@
 //! the caller's [`DecodeLimits`], the declared lengths against the bytes
 //! present, and the checksum, and only then allocates and decodes.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 

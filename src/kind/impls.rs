@@ -11,7 +11,6 @@ use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::ribbon::RibbonFilter;
 use crate::kinds::scalable::ScalableBloomFilter;
 use crate::kinds::sparse::{self, SparseFilter};
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::squid::SquidDigest;
 

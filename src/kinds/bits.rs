@@ -7,7 +7,6 @@
 //!   values);
 //! * the result of applying a kind's delta.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 
 use crate::coder::{self, range, CoderError};

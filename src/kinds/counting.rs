@@ -12,7 +12,6 @@
 //! m times the entropy of the counter distribution
 //! (`examples/counting_bits.rs` measures it).
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
 use crate::coder::{self, range};

@@ -14,7 +14,6 @@
 //! `max_bits_per_key` bits per key; one frame carries every layer, each
 //! coded or raw; a delta works layer by layer.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use super::bits::{put_bits, read_bits, split_digests, BitsError};
 use crate::coder;

@@ -10,7 +10,6 @@
 //! bits are exactly those of the standard filter with the same m, k, seed
 //! and keys, so the two convert into each other and answer alike.
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::filter::{FilterError, FilterParams};
 use crate::hash::KeyHash;

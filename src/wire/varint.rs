@@ -5,7 +5,6 @@
 //! bytes, the 10th byte at most 1, and no final 0x00 group after the first
 //! byte (so every frame has one byte sequence and one CRC).
 
-#[allow(unused_imports)]
 use crate::prelude::*;
 /// Appends `v` to `out`.
 pub fn put(out: &mut Vec<u8>, mut v: u64) {

@@ -23,7 +23,6 @@
 use super::hash::{equation, shard_of, Equation};
 use super::{RibbonError, BAND};
 use crate::hash::KeyHash;
-#[allow(unused_imports)]
 use crate::prelude::*;
 
 /// Keys a shard is planned for.

@@ -6,7 +6,6 @@ use super::hash::{equation, shard_of};
 use super::{RibbonError, BAND, MAX_COLUMNS};
 use crate::filter::FilterParams;
 use crate::hash::KeyHash;
-#[allow(unused_imports)]
 use crate::prelude::*;
 
 /// A shard as the query needs it: where its rows start.

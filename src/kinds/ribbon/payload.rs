@@ -6,7 +6,6 @@
 
 use super::build::Shard;
 use super::{RibbonError, RibbonFilter, BAND};
-#[allow(unused_imports)]
 use crate::prelude::*;
 use crate::wire::varint;
 
