@@ -60,6 +60,7 @@ pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
 /// byte per this many bytes of it: the default expansion limit, so a frame
 /// within it has that many bytes, and the reader holds at most ⌈m/8⌉/4096
 /// bytes of payload before the filter (128 KiB for m = 2^32).
+#[doc(hidden)]
 pub const PREFIX_EXPANSION: u64 = crate::wire::limits::DEFAULT_MAX_EXPANSION;
 
 /// I/O chunk for raw payloads.
@@ -202,6 +203,7 @@ pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> 
 ///
 /// # Errors
 /// The writer's.
+#[doc(hidden)]
 pub fn write_counting_raw_frame<W: Write>(
     filter: &crate::CountingBloomFilter,
     w: W,
@@ -220,6 +222,7 @@ pub fn write_counting_raw_frame<W: Write>(
 ///
 /// # Errors
 /// The writer's.
+#[doc(hidden)]
 pub fn write_counters<W: Write>(filter: &crate::CountingBloomFilter, mut w: W) -> io::Result<u64> {
     put_counters(filter, |bytes| w.write_all(bytes))?;
     Ok(crate::kinds::counting::raw_len(filter.params().m))

@@ -36,6 +36,7 @@ pub trait LayerPlanner {
 }
 
 /// Most layers a scalable filter may have (a frame with more is refused).
+#[doc(hidden)]
 pub const MAX_LAYERS: u64 = 64;
 
 /// How a scalable filter grows.

@@ -25,6 +25,7 @@ pub const FULL: &str = "full";
 pub const DELTA: &str = "delta";
 
 /// The headers describing `update`.
+#[doc(hidden)]
 pub fn for_update(update: &Update) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(STREAM, update.id.stream.to_string().as_str());
@@ -42,6 +43,7 @@ pub fn for_update(update: &Update) -> HeaderMap {
 
 /// The kind and identity a message's headers claim; `None` if any is
 /// missing or malformed.
+#[doc(hidden)]
 pub fn identity(headers: &HeaderMap) -> Option<(UpdateKind, UpdateId)> {
     let num = |name: &str| headers.get(name)?.as_str().parse::<u64>().ok();
     let kind = match headers.get(KIND)?.as_str() {

@@ -27,8 +27,9 @@
 //! find where the deltas resume.
 //!
 //! Each message also carries the update identity in headers
-//! ([`headers`]), so that a consumer can route or filter without decoding
-//! the frame. The subscriber does not trust them:
+//! (`Cbloom-Stream`, `Cbloom-Epoch` and `Cbloom-Seq`, decimal, and
+//! `Cbloom-Kind`, `full` or `delta`), so that a consumer can route or
+//! filter without decoding the frame. The subscriber does not trust them:
 //! [`Subscriber::receive`](crate::sync::Subscriber::receive) checks the
 //! identity inside the frame, under its CRC.
 //!
@@ -44,6 +45,7 @@
 
 mod config;
 mod error;
+#[doc(hidden)]
 pub mod headers;
 mod publisher;
 mod subscriber;

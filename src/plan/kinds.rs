@@ -570,21 +570,11 @@ fn smallest_frame_for(
     })
 }
 
-/// What a plan is for: the lowest false-positive rate within a frame
-/// budget, or the smallest frame that reaches a false-positive rate.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Target {
-    /// A frame of at most this many bytes (header and checksum included),
-    /// with probability at least `Constraints::confidence`.
-    Bytes(u64),
-    /// A false-positive rate at most this.
-    Fpr(f64),
-}
-
 /// The plan for `n` keys in a filter of `kind` that meets `target`: the
-/// standard, partitioned, counting and sparse kinds. A scalable filter is
-/// planned from its growth policy ([`plan_scalable`],
-/// [`plan_scalable_for_size`]).
+/// standard, partitioned, counting and sparse kinds. A budget plan holds
+/// for any key count up to n (a plan that would be dense at n is
+/// re-planned). A scalable filter is planned from its growth policy
+/// ([`plan_scalable`], [`plan_scalable_for_size`]).
 ///
 /// # Errors
 /// Invalid arguments; a target no plan within `cons` reaches;
@@ -603,23 +593,23 @@ pub enum Target {
 pub fn for_kind(
     kind: crate::format::FilterKind,
     n: u64,
-    target: Target,
+    target: super::receiver::Target,
     cons: &Constraints,
 ) -> Result<Plan, PlanError> {
+    use super::receiver::{plan_kind, PlanKind};
     use crate::format::FilterKind as K;
-    match (kind, target) {
-        (K::Standard, Target::Bytes(b)) => super::plan_for_size(n, b, cons),
-        (K::Standard, Target::Fpr(f)) => super::plan_for_fpr(n, f, cons),
-        (K::Partitioned, Target::Bytes(b)) => plan_partitioned_for_size(n, b, cons),
-        (K::Partitioned, Target::Fpr(f)) => plan_partitioned_for_fpr(n, f, cons),
-        (K::Counting, Target::Bytes(b)) => plan_counting_for_size(n, b, cons),
-        (K::Counting, Target::Fpr(f)) => plan_counting_for_fpr(n, f, cons),
-        (K::Sparse, Target::Bytes(b)) => plan_sparse_for_size(n, b, cons),
-        (K::Sparse, Target::Fpr(f)) => plan_sparse_for_fpr(n, f, cons),
-        (other, _) => Err(invalid(
-            "kind",
-            f64::from(other.id()),
-            "standard, partitioned, counting or sparse (scalable: plan_scalable)",
-        )),
-    }
+    let kind = match kind {
+        K::Standard => PlanKind::Standard,
+        K::Partitioned => PlanKind::Partitioned,
+        K::Counting => PlanKind::Counting,
+        K::Sparse => PlanKind::Sparse,
+        other => {
+            return Err(invalid(
+                "kind",
+                f64::from(other.id()),
+                "standard, partitioned, counting or sparse (scalable: plan_scalable)",
+            ))
+        }
+    };
+    plan_kind(kind, n, target, cons)
 }

@@ -26,8 +26,10 @@ use crate::format::{header, varint};
 
 #[doc(hidden)]
 pub mod kinds;
-pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size, Target};
+pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size};
+#[doc(hidden)]
 pub mod receiver;
+pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
 mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;

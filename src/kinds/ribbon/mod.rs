@@ -26,21 +26,29 @@
 //!   payload is the queryable structure: decoding is a length check and a
 //!   copy ([`payload`]).
 
+#[doc(hidden)]
 pub mod build;
+#[doc(hidden)]
 pub mod filter;
+#[doc(hidden)]
 pub mod hash;
+#[doc(hidden)]
 pub mod payload;
 #[cfg(feature = "std")]
+#[doc(hidden)]
 pub mod plan;
 
-pub use filter::RibbonFilter;
+pub use filter::{columns_for, RibbonFilter};
+pub use build::Shard;
 
 use thiserror::Error;
 
 /// Rows per block and the width of a coefficient row (the band width w).
+#[doc(hidden)]
 pub const BAND: u64 = 128;
 
 /// Largest number of lower columns r (the upper blocks have r + 1 ≤ 64).
+#[doc(hidden)]
 pub const MAX_COLUMNS: u32 = 63;
 
 /// Why a Ribbon payload was rejected, or a filter could not be built.
