@@ -1,6 +1,7 @@
 //! How a full frame's bit array is coded: the caller's choice, or `auto`,
 //! which takes the fastest-decoding coding whose frame stays within the
-//! size the planner guarantees (docs/FORMAT.md, "Choosing a coding").
+//! size the planner guarantees (docs/FORMAT.md section 3, "Choosing a
+//! coding").
 
 use super::header::FilterKind;
 

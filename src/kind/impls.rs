@@ -26,10 +26,25 @@ fn expect(h: &FrameHeader, kind: FilterKind) -> Result<(), DecodeError> {
     }
 }
 
-/// A delta with an identity needs a sequence number above 0 (the first
-/// version of an epoch is always a full frame).
-fn delta_id_ok(id: Option<UpdateId>) -> bool {
+/// A kind's delta frame with the identity `id`, if given. A delta with an
+/// identity needs a sequence number above 0 (the first version of an epoch
+/// is always a full frame), so there is none for seq 0.
+fn identified(frame: Option<Vec<u8>>, id: Option<UpdateId>) -> Option<Vec<u8>> {
+    let frame = frame?;
     id.is_none_or(|id| id.seq > 0)
+        .then(|| format::with_identity(frame, id))
+}
+
+/// `contains` and `len` of a kind whose type has them as inherent methods.
+macro_rules! membership {
+    ($ty:ty) => {
+        fn contains(&self, key: &[u8]) -> bool {
+            <$ty>::contains(self, key)
+        }
+        fn len(&self) -> u64 {
+            <$ty>::len(self)
+        }
+    };
 }
 
 impl Kind for BloomFilter {
@@ -39,12 +54,7 @@ impl Kind for BloomFilter {
         // `decode` reads it.
         h.kind == FilterKind::Standard
     }
-    fn contains(&self, key: &[u8]) -> bool {
-        BloomFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        BloomFilter::len(self)
-    }
+    membership!(BloomFilter);
     fn digest(&self) -> u64 {
         BloomFilter::digest(self)
     }
@@ -77,15 +87,7 @@ impl Kind for BloomFilter {
 
 impl Kind for PartitionedBloomFilter {
     const KIND: FilterKind = FilterKind::Partitioned;
-    fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Partitioned
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        PartitionedBloomFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        PartitionedBloomFilter::len(self)
-    }
+    membership!(PartitionedBloomFilter);
     fn digest(&self) -> u64 {
         self.bits().digest()
     }
@@ -101,8 +103,7 @@ impl Kind for PartitionedBloomFilter {
         any::decode_partitioned_payload(h, payload)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
-        let frame = delta::encode_delta_partitioned(old, new).ok()?;
-        delta_id_ok(id).then(|| format::with_identity(frame, id))
+        identified(delta::encode_delta_partitioned(old, new).ok(), id)
     }
     fn apply_delta(
         &mut self,
@@ -117,15 +118,7 @@ impl Kind for PartitionedBloomFilter {
 
 impl Kind for CountingBloomFilter {
     const KIND: FilterKind = FilterKind::Counting;
-    fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Counting
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        CountingBloomFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        CountingBloomFilter::len(self)
-    }
+    membership!(CountingBloomFilter);
     fn digest(&self) -> u64 {
         crate::kinds::counting::digest(self)
     }
@@ -145,8 +138,7 @@ impl Kind for CountingBloomFilter {
         any::decode_counting_payload(h, payload, limits)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
-        let frame = delta::encode_delta_counting(old, new).ok()?;
-        delta_id_ok(id).then(|| format::with_identity(frame, id))
+        identified(delta::encode_delta_counting(old, new).ok(), id)
     }
     fn apply_delta(
         &mut self,
@@ -161,15 +153,7 @@ impl Kind for CountingBloomFilter {
 
 impl Kind for ScalableBloomFilter {
     const KIND: FilterKind = FilterKind::Scalable;
-    fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Scalable
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        ScalableBloomFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        ScalableBloomFilter::len(self)
-    }
+    membership!(ScalableBloomFilter);
     fn digest(&self) -> u64 {
         ScalableBloomFilter::digest(self)
     }
@@ -189,8 +173,7 @@ impl Kind for ScalableBloomFilter {
         any::decode_scalable_payload(h, payload)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
-        let frame = delta::encode_delta_scalable(old, new).ok()?;
-        delta_id_ok(id).then(|| format::with_identity(frame, id))
+        identified(delta::encode_delta_scalable(old, new).ok(), id)
     }
     fn apply_delta(
         &mut self,
@@ -205,15 +188,7 @@ impl Kind for ScalableBloomFilter {
 
 impl Kind for SparseFilter {
     const KIND: FilterKind = FilterKind::Sparse;
-    fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Sparse
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        SparseFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        SparseFilter::len(self)
-    }
+    membership!(SparseFilter);
     fn digest(&self) -> u64 {
         sparse::digest(self)
     }
@@ -229,8 +204,7 @@ impl Kind for SparseFilter {
         any::decode_sparse_payload(h, payload)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
-        let frame = delta::encode_delta_sparse(old, new).ok()?;
-        delta_id_ok(id).then(|| format::with_identity(frame, id))
+        identified(delta::encode_delta_sparse(old, new).ok(), id)
     }
     fn apply_delta(
         &mut self,
@@ -289,15 +263,7 @@ impl Kind for SquidDigest {
 impl Kind for RibbonFilter {
     const KIND: FilterKind = FilterKind::Ribbon;
 
-    fn accepts(h: &FrameHeader) -> bool {
-        h.kind == FilterKind::Ribbon
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        RibbonFilter::contains(self, key)
-    }
-    fn len(&self) -> u64 {
-        RibbonFilter::len(self)
-    }
+    membership!(RibbonFilter);
     /// XXH3-64 (seed 0) of the filter's frame without identity: a ribbon
     /// filter has no delta to name it, so the digest only tells versions
     /// apart (a subscriber's state, a test).

@@ -30,8 +30,11 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
 
     /// Whether this type holds the full frames of header `h` (its kind,
     /// and for a Squid digest its metadata record). A typed receiver
-    /// refuses other frames as [`DecodeError::WrongKind`].
-    fn accepts(h: &FrameHeader) -> bool;
+    /// refuses other frames as [`DecodeError::WrongKind`]. By default, the
+    /// frames of [`Kind::KIND`].
+    fn accepts(h: &FrameHeader) -> bool {
+        h.kind == Self::KIND
+    }
 
     /// Whether `key` may be in the set (no false negatives).
     fn contains(&self, key: &[u8]) -> bool;
