@@ -756,3 +756,109 @@ fn coding_is_chosen_by_flag_and_auto_by_default() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `delta --type plain|conditional` works on partitioned filters (FORMAT
+/// section 8.2 allows both types): each writes its type, and `apply` turns
+/// OLD into NEW with either; a kind with one delta type refuses `--type`.
+#[test]
+fn partitioned_deltas_take_either_type() {
+    let dir = std::env::temp_dir().join(format!("cbloom-pdelta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write_keys = |name: &str, from: u32| {
+        let keys: String = (from..from + 2000).map(|i| format!("k{i}\n")).collect();
+        std::fs::write(dir.join(name), keys).unwrap();
+    };
+    write_keys("a.txt", 0);
+    write_keys("b.txt", 100);
+    for (keys, out) in [("a.txt", "old.cbf"), ("b.txt", "new.cbf")] {
+        ok(&[
+            "build",
+            "--type",
+            "partitioned",
+            "--keys",
+            &p(&dir, keys),
+            "--m",
+            "60000",
+            "--k",
+            "3",
+            "-o",
+            &p(&dir, out),
+        ]);
+    }
+    let (old, new) = (p(&dir, "old.cbf"), p(&dir, "new.cbf"));
+    for (ty, byte) in [("plain", 2u8), ("conditional", 3)] {
+        let d = p(&dir, &format!("{ty}.cbf"));
+        ok(&["delta", "--type", ty, &old, &new, "-o", &d]);
+        assert_eq!(std::fs::read(&d).unwrap()[3], byte, "{ty}");
+        let out = p(&dir, &format!("{ty}-applied.cbf"));
+        ok(&["apply", &old, &d, "-o", &out]);
+        // The same bits as NEW: both decoded to their packed arrays.
+        let bits = |f: &str| ok(&["decode", f, "--bits-only", "-o", "-"]);
+        assert_eq!(bits(&out), bits(&new), "{ty}");
+    }
+    // The counting kind's delta has one type.
+    for (keys, out) in [("a.txt", "c-old.cbf"), ("b.txt", "c-new.cbf")] {
+        ok(&[
+            "build",
+            "--type",
+            "counting",
+            "--keys",
+            &p(&dir, keys),
+            "--m",
+            "60000",
+            "--k",
+            "3",
+            "-o",
+            &p(&dir, out),
+        ]);
+    }
+    let r = cbloom(
+        &[
+            "delta",
+            "--type",
+            "plain",
+            &p(&dir, "c-old.cbf"),
+            &p(&dir, "c-new.cbf"),
+            "-o",
+            &p(&dir, "x"),
+        ],
+        None,
+    );
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("counting filter's delta has one type"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `apply --max-expansion` bounds what the delta may add, not the base:
+/// a sparse base of 10^7 bits (a frame some ten thousand times smaller)
+/// takes a delta under `--max-expansion 100`.
+#[test]
+fn apply_max_expansion_bounds_the_delta_not_the_base() {
+    let dir = std::env::temp_dir().join(format!("cbloom-applyexp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "a\nb\nc\n").unwrap();
+    std::fs::write(dir.join("b.txt"), "a\nb\nd\n").unwrap();
+    for (keys, out) in [("a.txt", "old.cbf"), ("b.txt", "new.cbf")] {
+        ok(&[
+            "build",
+            "--type",
+            "standard",
+            "--keys",
+            &p(&dir, keys),
+            "--m",
+            "1e7",
+            "--k",
+            "1",
+            "-o",
+            &p(&dir, out),
+        ]);
+    }
+    let (old, new, d) = (p(&dir, "old.cbf"), p(&dir, "new.cbf"), p(&dir, "d.cbf"));
+    assert!(std::fs::metadata(&old).unwrap().len() * 100 < 10_000_000 / 8);
+    ok(&["delta", &old, &new, "-o", &d]);
+    let out = p(&dir, "out.cbf");
+    ok(&["apply", &old, &d, "--max-expansion", "100", "-o", &out]);
+    let bits = |f: &str| ok(&["decode", f, "--bits-only", "-o", "-"]);
+    assert_eq!(bits(&out), bits(&new));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

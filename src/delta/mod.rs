@@ -704,6 +704,27 @@ pub fn encode_delta_partitioned(
     Ok(change.smallest(old.bits(), new.bits()))
 }
 
+/// [`encode_delta_partitioned`] with the delta type chosen:
+/// [`FilterType::Delta`] (plain), [`FilterType::ConditionalDelta`], or any
+/// other for the smaller (docs/FORMAT.md section 8.2 allows both types).
+///
+/// # Errors
+/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
+#[doc(hidden)]
+pub fn encode_delta_partitioned_as(
+    old: &PartitionedBloomFilter,
+    new: &PartitionedBloomFilter,
+    ty: FilterType,
+) -> Result<Vec<u8>, FilterError> {
+    let mut change = Change::new(old.bits(), new.bits(), None)?;
+    change.kind = FilterKind::Partitioned;
+    Ok(match ty {
+        FilterType::Delta => change.plain(new.bits()),
+        FilterType::ConditionalDelta => change.conditional(old.bits(), new.bits()),
+        _ => change.smallest(old.bits(), new.bits()),
+    })
+}
+
 /// Applies a partitioned filter's delta (kind 2) to `base`, as [`apply`]
 /// does for a standard filter; on any error `base` is unchanged.
 ///

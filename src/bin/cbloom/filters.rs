@@ -10,7 +10,7 @@ use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::kinds as plan_kinds;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
 use compressed_bloom::plan::Constraints;
-use compressed_bloom::{BloomFilter, Coding, FilterParams, KeyHash, Kind};
+use compressed_bloom::{BloomFilter, Coding, FilterParams, FilterType, KeyHash, Kind};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -1089,6 +1089,15 @@ pub(crate) enum DeltaKind {
     Plain,
 }
 
+/// A standard filter's delta (or a Squid mask's) of the type asked for.
+fn bits_delta(o: &BloomFilter, n: &BloomFilter, kind: DeltaKind) -> CliResult<Vec<u8>> {
+    Ok(match kind {
+        DeltaKind::Auto => delta::encode_delta(o, n)?,
+        DeltaKind::Conditional => delta::encode_delta_conditional(o, n)?,
+        DeltaKind::Plain => delta::encode_delta_plain(o, n)?,
+    })
+}
+
 #[derive(Args)]
 pub(crate) struct DeltaArgs {
     /// The filter the receiver has (frame).
@@ -1122,36 +1131,12 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         )
         .into());
     }
+    let bits_type = match a.kind {
+        DeltaKind::Auto => FilterType::Coded,
+        DeltaKind::Conditional => FilterType::ConditionalDelta,
+        DeltaKind::Plain => FilterType::Delta,
+    };
     let frame = match (&old, &new, a.kind) {
-        (AnyFilter::Squid(o), AnyFilter::Squid(n), kind) => {
-            let (o, n) = (o.filter(), n.filter());
-            match kind {
-                DeltaKind::Auto => delta::encode_delta(o, n)?,
-                DeltaKind::Conditional => delta::encode_delta_conditional(o, n)?,
-                DeltaKind::Plain => delta::encode_delta_plain(o, n)?,
-            }
-        }
-        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Auto) => {
-            delta::encode_delta(o, n)?
-        }
-        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Conditional) => {
-            delta::encode_delta_conditional(o, n)?
-        }
-        (AnyFilter::Standard(o), AnyFilter::Standard(n), DeltaKind::Plain) => {
-            delta::encode_delta_plain(o, n)?
-        }
-        (AnyFilter::Partitioned(o), AnyFilter::Partitioned(n), DeltaKind::Auto) => {
-            delta::encode_delta_partitioned(o, n)?
-        }
-        (AnyFilter::Sparse(o), AnyFilter::Sparse(n), DeltaKind::Auto) => {
-            delta::encode_delta_sparse(o, n)?
-        }
-        (AnyFilter::Scalable(o), AnyFilter::Scalable(n), DeltaKind::Auto) => {
-            delta::encode_delta_scalable(o, n)?
-        }
-        (AnyFilter::Counting(o), AnyFilter::Counting(n), DeltaKind::Auto) => {
-            delta::encode_delta_counting(o, n)?
-        }
         (o, n, _) if o.kind() != n.kind() => {
             return Err(format!(
                 "OLD is a {} filter and NEW a {} filter; a delta needs two filters of one kind",
@@ -1160,13 +1145,26 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
             )
             .into())
         }
-        (o, _, _) => {
-            return Err(format!(
-                "--type {:?} is for standard filters; a {} filter's delta is chosen automatically",
-                a.kind,
+        (AnyFilter::Squid(o), AnyFilter::Squid(n), kind) => {
+            bits_delta(o.filter(), n.filter(), kind)?
+        }
+        (AnyFilter::Standard(o), AnyFilter::Standard(n), kind) => bits_delta(o, n, kind)?,
+        (AnyFilter::Partitioned(o), AnyFilter::Partitioned(n), _) => {
+            delta::encode_delta_partitioned_as(o, n, bits_type)?
+        }
+        (o, n, DeltaKind::Auto) => Kind::encode_delta(o, n, None).ok_or_else(|| {
+            format!(
+                "no {} delta turns OLD into NEW (a scalable NEW must be OLD grown)",
                 o.kind().name()
             )
-            .to_lowercase()
+        })?,
+        (o, _, _) => {
+            return Err(format!(
+                "--type {} is for the bit-array kinds (standard, partitioned, Squid); \
+                 a {} filter's delta has one type",
+                format!("{:?}", a.kind).to_lowercase(),
+                o.kind().name()
+            )
             .into())
         }
     };
@@ -1202,20 +1200,16 @@ pub(crate) struct ApplyArgs {
 }
 
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
-    let mut f = kinds::read_any(&a.base, &a.limits)?;
+    // --max-expansion bounds what the delta may add; the base is read
+    // under the readers' default expansion limit (and --max-m).
+    let base_limits = LimitArgs {
+        max_expansion: None,
+        ..a.limits
+    };
+    let mut f = kinds::read_any(&a.base, &base_limits)?;
     let d = read_all(&a.delta)?;
     let limits = a.limits.limits_for(d.len() as u64);
-    match &mut f {
-        AnyFilter::Standard(b) => delta::apply(b, &d, &limits)?,
-        AnyFilter::Partitioned(b) => delta::apply_partitioned(b, &d, &limits)?,
-        AnyFilter::Sparse(b) => delta::apply_sparse(b, &d, &limits)?,
-        AnyFilter::Squid(b) => b.apply_delta(&d, &limits)?,
-        AnyFilter::Scalable(b) => delta::apply_scalable(b, &d, &limits)?,
-        AnyFilter::Counting(b) => delta::apply_counting(b, &d, &limits)?,
-        other => {
-            return Err(format!("cannot apply a delta to a {} filter", other.kind().name()).into())
-        }
-    }
+    compressed_bloom::apply_delta(&mut f, &d, &limits)?;
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
