@@ -389,3 +389,47 @@ fn grouped_blocks_decode_as_the_portable_decoder() {
     }
     common::qc(12, 0x5EED_0009).quickcheck(prop as fn(Grouped) -> bool);
 }
+
+/// `Coding::Auto` takes type 4 where it decodes faster, arrays with a
+/// minority density of at least 1/16, and type 1 for sparser (or denser)
+/// arrays; every choice decodes to the same filter, within a hair of the
+/// other coding's size.
+#[test]
+fn auto_coding_takes_static_coding_from_a_sixteenth_density() {
+    use compressed_bloom::{format, Coding, FilterType};
+    let m = 1_000_000u64;
+    for (n, expected) in [
+        (10_000u64, FilterType::Coded),     // density 0.010
+        (50_000, FilterType::Coded),        // 0.049
+        (80_000, FilterType::StaticCoded),  // 0.077
+        (200_000, FilterType::StaticCoded), // 0.181
+        (3_000_000, FilterType::Coded),     // 0.950: minority 0.050
+    ] {
+        let mut f =
+            compressed_bloom::BloomFilter::new(compressed_bloom::FilterParams::new(m, 1, 5))
+                .unwrap();
+        for i in 0..n {
+            f.insert(&i.to_le_bytes());
+        }
+        let auto = format::encode_with(&f, Coding::Auto);
+        let h = compressed_bloom::inspect(&auto, &Default::default()).unwrap();
+        assert_eq!(
+            h.filter_type,
+            expected,
+            "n = {n}, density {}",
+            f.fill_ratio()
+        );
+        assert_eq!(compressed_bloom::decode(&auto).unwrap(), f);
+        let other = format::encode_with(
+            &f,
+            if expected == FilterType::Coded {
+                Coding::Static
+            } else {
+                Coding::Adaptive
+            },
+        );
+        // Both codings sit within 0.1% (plus block overheads) of each other.
+        let (a, o) = (auto.len() as f64, other.len() as f64);
+        assert!((a - o).abs() <= 0.001 * o + 64.0, "n = {n}: {a} vs {o}");
+    }
+}

@@ -12,12 +12,15 @@ use super::header::FilterKind;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Coding {
-    /// The default: static coding (type 4) where the kind has it and its
-    /// payload stays within the bound that the planner's size guarantee is
-    /// built on (`coder::payload_bits_bound` at the array's count of ones),
-    /// else adaptive coding (type 1); raw when coding does not shrink the
-    /// array. Type 4 decodes 1.4–7× faster than type 1 at about the same
-    /// size, so a frame planned for a byte budget still fits it.
+    /// The default: the faster-decoding coding within the planner's size
+    /// guarantee. Static coding (type 4) where the kind has it, the array's
+    /// minority density min(x, m − x)/m is at least 1/16 (where type 4
+    /// codes a byte per step and decodes faster than type 1; sparser arrays
+    /// have few runs, which type 1 decodes faster), and its payload stays
+    /// within the bound the planner's guarantee is built on
+    /// (`coder::payload_bits_bound` at the array's count of ones);
+    /// otherwise adaptive coding (type 1). Raw when coding does not shrink
+    /// the array. A frame planned for a byte budget fits it either way.
     #[default]
     Auto,
     /// Type 1: the adaptive rANS coder, the smallest on small filters and

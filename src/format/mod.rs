@@ -57,8 +57,9 @@ pub fn max_encoded_len(filter: &BloomFilter) -> usize {
 }
 
 /// Encodes `filter` as a frame with [`Coding::Auto`]: static-coded
-/// (type 4) where that stays within the planner's size bound, else
-/// adaptive (type 1); raw when coding does not shrink the array.
+/// (type 4) where that decodes faster (minority density at least 1/16)
+/// and stays within the planner's size bound, else adaptive (type 1); raw
+/// when coding does not shrink the array.
 ///
 /// # Examples
 /// ```
@@ -207,6 +208,16 @@ fn encode_bits_with(
     } else {
         Coding::Adaptive
     };
+    let ones = filter.count_ones();
+    // `auto` takes static coding only where it decodes faster: arrays whose
+    // minority density is at least 1/16 (its byte-per-step mode); sparser
+    // arrays have few runs, which type 1 codes faster.
+    let coding = match coding {
+        Coding::Auto if ones.min(p.m.saturating_sub(ones)).saturating_mul(16) < p.m => {
+            Coding::Adaptive
+        }
+        other => other,
+    };
     match coding {
         Coding::Raw => return raw_frame(filter, &fields(FilterType::Raw)),
         Coding::Static | Coding::Auto => {
@@ -218,7 +229,7 @@ fn encode_bits_with(
             let fits = (len as u64) < p.byte_len() && len as u64 >= header::STATIC_MIN_PAYLOAD;
             if fits
                 && (coding == Coding::Static
-                    || coding::static_within_bound(len, p.m, filter.count_ones()))
+                    || coding::static_within_bound(len, p.m, ones))
             {
                 let f = fields(FilterType::StaticCoded);
                 return frame_with(p, filter.len(), &f, len, 0, |out| parts.append_to(out));
