@@ -3,7 +3,7 @@
 
     python3 tools/ab_decode.py DIR OLD_CBLOOM NEW_CBLOOM [RUNS]
 
-DIR holds the files of docs/BENCHMARKS.md ("Whole process against zstd"):
+DIR holds the files of docs/BENCHMARKS.md ("Coder speed"):
 enc.cbf (type 1), static.cbf (type 4), bits.zst3 and bits.zst19 (the
 array's bytes through zstd -3 and -19). Every command writes to standard
 output, redirected to /dev/null; each round runs every command once, in

@@ -116,9 +116,10 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// that is smaller than raw, raw otherwise: a version-3 frame of type 4,
 /// or the version-1 raw frame of [`encode_as`] with [`FilterType::Raw`]. Type 4
 /// sends each block's count of ones, so the decoder builds its tables once
-/// per block and codes dense blocks a byte per step: it decodes faster than
-/// [`encode`]'s type 1 at every density (docs/BENCHMARKS.md), at about the
-/// same size.
+/// per block and codes dense blocks a byte per step: from a minority
+/// density of 1/16 it decodes faster than type 1, at about the same size
+/// (below it, where type 4 codes bit by bit, type 1 is faster; see
+/// [`Coding::Auto`]).
 ///
 /// # Examples
 /// ```

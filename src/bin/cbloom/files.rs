@@ -35,7 +35,7 @@ const PARALLEL_READ_MIN: u64 = 4 << 20;
 /// Reads a large regular file in one piece per core, each thread with its
 /// own positioned reads into its part of the buffer, so the copies and the
 /// buffer's page faults are shared out. `cbloom decode --bits-only` of the
-/// 9.9 MB frame of docs/BENCHMARKS.md ("Decoding block by block") took
+/// 9.9 MB type-4 frame of the 17.5 MB filter (docs/BENCHMARKS.md) took
 /// about 0.5 ms less with it than with `std::fs::read`, and 1.5 ms less
 /// again once the buffer came zeroed from the allocator (22.2–23.2 ms,
 /// against 20.9–21.4 for `zstd -d`). None for a small file, anything else
