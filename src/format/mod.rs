@@ -209,10 +209,11 @@ fn encode_bits_with(
     } else {
         Coding::Adaptive
     };
-    let ones = filter.count_ones();
     // `auto` takes static coding only where it decodes faster: arrays whose
     // minority density is at least 1/16 (its byte-per-step mode); sparser
-    // arrays have few runs, which type 1 codes faster.
+    // arrays have few runs, which type 1 codes faster. Only `auto` needs
+    // the count of ones.
+    let ones = if coding == Coding::Auto { filter.count_ones() } else { 0 };
     let coding = match coding {
         Coding::Auto if ones.min(p.m.saturating_sub(ones)).saturating_mul(16) < p.m => {
             Coding::Adaptive

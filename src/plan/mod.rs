@@ -742,6 +742,12 @@ pub fn standard_for_size(n: u64, budget_bytes: u64, seed: u64) -> Result<Plan, P
         m.div_ceil(8) + header::frame_overhead(seed, m, 1, n, m.div_ceil(8)) as u64 <= budget_bytes
     };
     let m = largest_m(MAX_M, raw_fits).ok_or_else(|| too_small(budget_bytes))?;
+    Ok(raw_standard(n, m, seed))
+}
+
+/// The standard filter of m bits (sent raw) with the best integer k for
+/// (m, n), its sizes those of the raw frame.
+fn raw_standard(n: u64, m: u64, seed: u64) -> Plan {
     let k = best_k_uncompressed(m, n);
     let cons = Constraints {
         seed,
@@ -749,7 +755,7 @@ pub fn standard_for_size(n: u64, budget_bytes: u64, seed: u64) -> Result<Plan, P
     };
     let mut plan = make_plan(Kind::Filter, n, m, k, &cons);
     raw_sizes(&mut plan, seed);
-    Ok(plan)
+    plan
 }
 
 /// The standard filter (sent raw) with the smallest m whose best integer k
@@ -768,14 +774,7 @@ pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, Plan
     .ok_or_else(|| PlanError::Infeasible {
         reason: "target below what 2^56 bits can reach".into(),
     })?;
-    let k = best_k_uncompressed(m, n);
-    let cons = Constraints {
-        seed,
-        ..Constraints::default()
-    };
-    let mut plan = make_plan(Kind::Filter, n, m, k, &cons);
-    raw_sizes(&mut plan, seed);
-    Ok(plan)
+    Ok(raw_standard(n, m, seed))
 }
 
 /// The standard filter (k the best integer near ln2·m/n) with the largest m
