@@ -853,3 +853,269 @@ fn counting_values_cost_a_bounded_work_per_frame_byte() {
     }
     println!("worst counting work per frame byte: {worst:.1} units");
 }
+
+/// A version-3 frame (scheme 1, no flags) of `kind` and type `ty` with the
+/// given header fields and payload, and a correct CRC.
+fn frame_v3(ty: u8, kind: u8, seed: u64, m: u64, k: u64, n: u64, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, 3, ty, 1, 0, kind];
+    for v in [seed, m, k, n, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(payload);
+    let crc = crc32c(&f);
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// Rice-codes gaps with parameter `r` (docs/FORMAT.md section 8.4), least
+/// significant bit first, written here from the section's text.
+fn rice_gaps(gaps: &[u64], r: u32) -> Vec<u8> {
+    let mut bits: Vec<bool> = Vec::new();
+    for &d in gaps {
+        bits.extend(std::iter::repeat_n(true, (d >> r) as usize));
+        bits.push(false);
+        bits.extend((0..r).map(|i| d >> i & 1 == 1));
+    }
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, b) in bits.iter().enumerate() {
+        out[i / 8] |= u8::from(*b) << (i % 8);
+    }
+    out
+}
+
+/// The sparse kind's decoder reads each gap bit a bounded number of times:
+/// at most two 64-bit windows per position, and every other read advances
+/// at least one bit, so its reads are at most 2·w + 8·B + 8 for B bytes of
+/// gaps, and w ≤ 8·B (docs/FORMAT.md section 8.4, check 3): 24 reads per
+/// gap byte, each O(1). Over frames an adversary would pick (a position
+/// per bit, one position behind a unary run the length of the frame, r at
+/// 56 so every window read ends at the stream's end) and real filters, the
+/// reads per frame byte are printed and held to that bound, and the frames
+/// decode under the default limits.
+#[test]
+fn sparse_decode_reads_each_gap_bit_a_bounded_number_of_times() {
+    use compressed_bloom::kinds::sparse;
+    use compressed_bloom::kinds::sparse::SparseFilter;
+    use compressed_bloom::{AnyFilter, Kind};
+    let lim = DecodeLimits::default();
+    let mut cases: Vec<(String, u64, Vec<u8>)> = Vec::new();
+    let payload = |w: u64, r: u8, gaps: &[u8]| {
+        let mut p = Vec::new();
+        varint::put(&mut p, w);
+        p.push(r);
+        p.extend_from_slice(gaps);
+        p
+    };
+    for bytes in [1usize, 100, 100_000] {
+        // A position at every bit: w = 8·B gaps of 0 with r = 0.
+        let w = 8 * bytes as u64;
+        cases.push((
+            format!("{w} positions, a bit each"),
+            w,
+            payload(w, 0, &vec![0; bytes]),
+        ));
+        // One position behind a unary run of the whole stream.
+        let q = 8 * bytes as u64 - 1;
+        cases.push((
+            format!("one gap of {q} in unary"),
+            1 << 56,
+            payload(1, 0, &rice_gaps(&[q], 0)),
+        ));
+        // r = 56: every gap is 57 bits, windows straddle the end.
+        let gaps: Vec<u64> = (0..(8 * bytes as u64 / 57).max(1))
+            .map(|i| i * 977)
+            .collect();
+        cases.push((
+            format!("{} gaps at r = 56", gaps.len()),
+            1 << 56,
+            payload(gaps.len() as u64, 56, &rice_gaps(&gaps, 56)),
+        ));
+        // Unary runs broken every 63 bits (the fast path just misses).
+        let gaps = vec![62u64; (8 * bytes / 63).max(1)];
+        cases.push((
+            format!("{} gaps of 62 in unary", gaps.len()),
+            1 << 40,
+            payload(gaps.len() as u64, 0, &rice_gaps(&gaps, 0)),
+        ));
+    }
+    for (keys, k, m) in [(1_000u32, 1u32, 1u64 << 30), (100_000, 3, 1 << 22)] {
+        let f = SparseFilter::from_keys(
+            FilterParams::new(m, k, 7),
+            (0..keys).map(|i| i.to_le_bytes()),
+        )
+        .unwrap();
+        let frame = f.encode_frame(Coding::Auto, None);
+        let h = compressed_bloom::format::header::parse(&frame, &lim).unwrap();
+        cases.push((
+            format!("{keys} keys, k = {k}"),
+            m,
+            frame[h.header_len..frame.len() - 4].to_vec(),
+        ));
+    }
+    let mut worst = 0.0f64;
+    for (name, m, payload) in cases {
+        let (set, reads) = sparse::decode_payload_work(&payload, m).unwrap();
+        let w = set.len();
+        let (_, used) = varint::get(&payload).unwrap();
+        let gap_bytes = (payload.len() - used - 1) as u64;
+        assert!(w <= 8 * gap_bytes, "{name}");
+        assert!(reads <= 2 * w + 8 * gap_bytes + 8, "{name}: {reads} reads");
+        // The whole frame, through the entry point, under default limits.
+        let frame = frame_v3(1, 4, 0, m, 1, w, &payload);
+        assert!(
+            matches!(compressed_bloom::decode_any(&frame, &lim), Ok(AnyFilter::Sparse(ref s)) if s.count_ones() == w),
+            "{name}"
+        );
+        let per_byte = reads as f64 / frame.len() as f64;
+        println!(
+            "{name}: {} bytes, {w} positions, {reads} reads, {per_byte:.2} per byte",
+            frame.len()
+        );
+        worst = worst.max(per_byte);
+    }
+    println!("worst sparse reads per frame byte: {worst:.2}");
+    assert!(worst <= 24.0, "{worst}");
+}
+
+/// The scalable kind's decoder does each layer's coding steps (each bounded
+/// as the standard kind's: 5 per output bit plus one per block) and one
+/// step per layer, at most 64 layers; the header's m bounds the layers'
+/// bits, and the expansion limit bounds m by the frame. Over frames an
+/// adversary would pick (64 layers of one bit, a huge layer of zeros or of
+/// ones that codes to a few bytes, layers of alternating all-zero and
+/// all-one blocks) and a grown filter, the work is held within the
+/// standard kind's bound, and the ratio of work to (8 · frame bytes +
+/// output bits) is printed and held below 1, as for the standard kind.
+#[test]
+fn scalable_decode_work_is_bounded_by_frame_and_output() {
+    use compressed_bloom::kinds::scalable::{self, Declared};
+    use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
+    use compressed_bloom::{coder, Kind};
+    let policy = |out: &mut Vec<u8>| {
+        varint::put(out, 1000); // initial capacity
+        varint::put(out, 2); // growth
+        for x in [0.01f64, 0.9, 64.0] {
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+    };
+    // A layer of m bits whose words follow `pattern`, coded when that is
+    // shorter than ⌈m/8⌉ bytes (section 8.3), else raw.
+    let layer = |out: &mut Vec<u8>, m: u64, k: u64, n: u64, pattern: &dyn Fn(usize) -> u64| {
+        for v in [m, k, n, 1000] {
+            varint::put(out, v);
+        }
+        let mut words: Vec<u64> = (0..m.div_ceil(64) as usize).map(pattern).collect();
+        if !m.is_multiple_of(64) {
+            let last = words.len() - 1;
+            words[last] &= (1 << (m % 64)) - 1;
+        }
+        let mut coded = Vec::new();
+        coder::encode(&words, m, &mut coded);
+        if (coded.len() as u64) < m.div_ceil(8) {
+            out.push(1);
+            varint::put(out, coded.len() as u64);
+            out.extend_from_slice(&coded);
+        } else {
+            out.push(0);
+            varint::put(out, m.div_ceil(8));
+            let raw: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            out.extend_from_slice(&raw[..m.div_ceil(8) as usize]);
+        }
+    };
+    type Pattern = fn(usize) -> u64;
+    let zeros: Pattern = |_| 0;
+    let ones: Pattern = |_| u64::MAX;
+    let blocks: Pattern = |i| if (i >> 17) % 2 == 1 { u64::MAX } else { 0 };
+    let sparse: Pattern = |i| 1 << (i % 64);
+    let declared = |m, n| Declared {
+        m,
+        k: 2,
+        n,
+        seed: 0,
+    };
+    let mut cases: Vec<(String, Declared, Vec<u8>)> = Vec::new();
+    // 64 layers of one bit each.
+    let mut p = Vec::new();
+    policy(&mut p);
+    varint::put(&mut p, 64);
+    for i in 0..64 {
+        layer(&mut p, 1, 2, u64::from(i == 0), &zeros);
+    }
+    cases.push(("64 layers of one bit".into(), declared(64, 1), p));
+    // One small layer, then a large one of a hostile pattern.
+    for (name, pattern) in [
+        ("zeros", zeros),
+        ("ones", ones),
+        ("alternating blocks", blocks),
+        ("a bit per word", sparse),
+    ] {
+        let big = 3u64 << 23;
+        let mut p = Vec::new();
+        policy(&mut p);
+        varint::put(&mut p, 2);
+        layer(&mut p, 1000, 2, 1, &zeros);
+        layer(&mut p, big, 1, 0, &pattern);
+        cases.push((
+            format!("a layer of {big} bits: {name}"),
+            declared(1000 + big, 1),
+            p,
+        ));
+    }
+    // A filter grown to many layers by its own inserts.
+    let mut f = ScalableBloomFilter::new(ScalablePolicy::new(100, 0.01), 5).unwrap();
+    for i in 0..200_000u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let frame = f.encode_frame(Coding::Auto, None);
+    let h = compressed_bloom::format::header::parse(&frame, &DecodeLimits::default()).unwrap();
+    cases.push((
+        format!("{} keys in {} layers", f.len(), f.layers().len()),
+        Declared {
+            m: f.total_bits(),
+            k: f.max_k(),
+            n: f.len(),
+            seed: f.seed(),
+        },
+        frame[h.header_len..frame.len() - 4].to_vec(),
+    ));
+    let unlimited = DecodeLimits {
+        max_expansion: None,
+        ..DecodeLimits::default()
+    };
+    let mut worst = 0.0f64;
+    for (name, d, payload) in cases {
+        let (f, work) = scalable::decode_payload_work(&payload, &d).unwrap();
+        let frame = frame_v3(1, 3, d.seed, d.m, d.k.into(), d.n, &payload);
+        let m = d.m;
+        // Through the entry point: the same filter, or refused by the
+        // expansion limit when its bits outgrow the frame.
+        match compressed_bloom::decode_any(&frame, &DecodeLimits::default()) {
+            Ok(g) => assert_eq!(g.encode_frame(Coding::Auto, None), frame, "{name}"),
+            Err(e) => assert!(
+                matches!(e, DecodeError::LimitExceeded { .. }) && m > 4096 * 8 * frame.len() as u64,
+                "{name}: {e:?}"
+            ),
+        }
+        let g = compressed_bloom::decode_any(&frame, &unlimited).unwrap();
+        assert_eq!(
+            g.encode_frame(Coding::Auto, None),
+            f.encode_frame(Coding::Auto, None),
+            "{name}"
+        );
+        let layers = f.layers().len() as u64;
+        let blocks: u64 = f
+            .layers()
+            .iter()
+            .map(|l| coder::block_count(l.filter.m()))
+            .sum();
+        assert!(work <= 5 * m + blocks + layers, "{name}: {work}");
+        let ratio = work as f64 / (8.0 * frame.len() as f64 + m as f64);
+        println!(
+            "{name}: {} bytes, {m} bits, {work} steps, ratio {ratio:.4}",
+            frame.len()
+        );
+        worst = worst.max(ratio);
+    }
+    println!("worst scalable steps / (8 * frame bytes + output bits): {worst:.4}");
+    assert!(worst < 1.0, "{worst}");
+}

@@ -485,7 +485,7 @@ fn check_output(m: u64, words: &[u64]) -> Result<(), CoderError> {
     Ok(())
 }
 
-fn decode_work(
+pub(crate) fn decode_work(
     payload: &[u8],
     m: u64,
     words: &mut [u64],

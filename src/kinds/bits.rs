@@ -61,6 +61,12 @@ pub(crate) fn put_bits(out: &mut Vec<u8>, words: &[u64], m: u64, raw: bool) {
 /// returns its words and the offset just past it. The length is checked
 /// against `data` and the type's rule before the array is allocated.
 pub(crate) fn read_bits(data: &[u8], m: u64) -> Result<(Vec<u64>, usize), BitsError> {
+    read_bits_work(data, m).map(|(words, end, _)| (words, end))
+}
+
+/// [`read_bits`], also returning the coder's work: its coding steps
+/// ([`coder::decode_counting`]'s count; 0 for a raw array).
+pub(crate) fn read_bits_work(data: &[u8], m: u64) -> Result<(Vec<u64>, usize, u64), BitsError> {
     let (&ty, rest) = data
         .split_first()
         .ok_or(BitsError::Length("missing type byte"))?;
@@ -84,15 +90,17 @@ pub(crate) fn read_bits(data: &[u8], m: u64) -> Result<(Vec<u64>, usize), BitsEr
         other => return Err(BitsError::Type(other)),
     }
     let mut words = zeroed_words(crate::filter::units_for(m, 64)).map_err(|_| BitsError::NoMemory)?;
+    let mut steps = 0;
     if ty == 0 {
         words_from_le_bytes(&mut words, bytes);
     } else {
-        coder::decode(bytes, m, &mut words).map_err(BitsError::Coded)?;
+        let threads = coder::threads_for(coder::block_count(m));
+        steps = coder::decode_work(bytes, m, &mut words, threads).map_err(BitsError::Coded)?;
     }
     if !padding_is_clear(m, &words) {
         return Err(BitsError::Padding);
     }
-    Ok((words, end))
+    Ok((words, end, steps))
 }
 
 /// Codes `v` as unary decisions `v > j` with model j, stopping after the

@@ -15,7 +15,7 @@
 //! coded or raw; a delta works layer by layer.
 
 use crate::prelude::*;
-use super::bits::{put_bits, read_bits, split_digests, BitsError};
+use super::bits::{put_bits, read_bits_work, split_digests, BitsError};
 use crate::coder;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
@@ -435,6 +435,9 @@ pub fn encode_delta_payload(
 struct Reader<'a> {
     data: &'a [u8],
     at: usize,
+    /// The decoder's work so far: the layers' coding steps, plus one per
+    /// layer read.
+    work: u64,
 }
 
 impl<'a> Reader<'a> {
@@ -486,7 +489,7 @@ impl<'a> Reader<'a> {
     fn bits(&mut self, m: u64, layer: u64) -> Result<Vec<u64>, ScalableError> {
         let at = self.at;
         let rest = self.data.get(at..).unwrap_or_default();
-        let (words, used) = read_bits(rest, m).map_err(|e| match e {
+        let (words, used, steps) = read_bits_work(rest, m).map_err(|e| match e {
             BitsError::Type(_) => ScalableError::Payload {
                 what: "layer type is 0 (raw) or 1 (coded)",
                 offset: at,
@@ -503,12 +506,14 @@ impl<'a> Reader<'a> {
             },
         })?;
         self.at = at.saturating_add(used);
+        self.work = self.work.saturating_add(steps);
         Ok(words)
     }
 
     /// A whole layer of index i, of at most `room` bits (what is left of
     /// the header's m): checked before anything is allocated.
     fn layer(&mut self, i: u64, seed: u64, room: u64) -> Result<Layer, ScalableError> {
+        self.work = self.work.saturating_add(1);
         let m = self.varint("bad layer m")?;
         if m > room {
             return self.fail("the layers hold more bits than the header's m");
@@ -566,9 +571,26 @@ fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), 
 /// Any malformed part.
 #[doc(hidden)]
 pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilter, ScalableError> {
+    decode_payload_work(payload, d).map(|(f, _)| f)
+}
+
+/// [`decode_payload`], also returning the decoder's work: the layers'
+/// coding steps (each bounded as the standard kind's, 5 per output bit
+/// plus one per block) plus one per layer (at most 64). The header's m
+/// bounds the output bits under the receiver's expansion limit, so the
+/// work is in proportion to the frame; the hostile tests hold it there.
+///
+/// # Errors
+/// As [`decode_payload`].
+#[doc(hidden)]
+pub fn decode_payload_work(
+    payload: &[u8],
+    d: &Declared,
+) -> Result<(ScalableBloomFilter, u64), ScalableError> {
     let mut r = Reader {
         data: payload,
         at: 0,
+        work: 0,
     };
     let policy = ScalablePolicy {
         initial_capacity: r.varint("bad initial capacity")?,
@@ -596,7 +618,7 @@ pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilte
     }
     let f = ScalableBloomFilter::from_parts(policy, d.seed, layers)?;
     check_totals(&f, d, r.at)?;
-    Ok(f)
+    Ok((f, r.work))
 }
 
 /// Why a scalable delta does not apply.
@@ -617,6 +639,7 @@ pub fn apply_delta_payload(
     let mut r = Reader {
         data: payload,
         at: 0,
+        work: 0,
     };
     let (want_base, want_result, _) = split_digests(payload).ok_or(ScalableError::Payload {
         what: "a delta starts with two digests",

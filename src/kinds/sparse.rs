@@ -659,17 +659,22 @@ pub fn encode_payload(positions: &[u64], m: u64, out: &mut Vec<u8>) {
 struct Bits<'a> {
     data: &'a [u8],
     at: u64,
+    /// Reads so far: each single bit, each window of up to 64, and each
+    /// whole byte of ones, an O(1) step apiece.
+    reads: u64,
 }
 
 impl Bits<'_> {
-    fn bit(&self, at: u64) -> Option<bool> {
+    fn bit(&mut self, at: u64) -> Option<bool> {
+        self.reads = self.reads.saturating_add(1);
         let byte = self.data.get((at / 8) as usize)?;
         Some(byte >> (at % 8) & 1 == 1)
     }
 
     /// The next bits from `at`, least significant first: a word and how
     /// many of its bits are in the data (57 to 64 away from the end).
-    fn window(&self) -> (u64, u32) {
+    fn window(&mut self) -> (u64, u32) {
+        self.reads = self.reads.saturating_add(1);
         let byte = usize::try_from(self.at / 8).unwrap_or(usize::MAX);
         let shift = (self.at % 8) as u32;
         let rest = self.data.get(byte..).unwrap_or_default();
@@ -698,6 +703,7 @@ impl Bits<'_> {
             // Whole bytes of ones at a time where aligned.
             if self.at.is_multiple_of(8) {
                 while self.data.get((self.at / 8) as usize) == Some(&0xFF) && q < max {
+                    self.reads = self.reads.saturating_add(1);
                     q = q.saturating_add(8);
                     self.at = self.at.saturating_add(8);
                 }
@@ -739,16 +745,29 @@ impl Bits<'_> {
 /// A [`SparseError`] saying what and where.
 #[doc(hidden)]
 pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> {
+    decode_payload_work(payload, m).map(|(set, _)| set)
+}
+
+/// [`decode_payload`], also returning the decoder's work: its reads of the
+/// gap bits (single bits, 64-bit windows and whole bytes of ones). Each
+/// position costs at most two windows, and every other read advances at
+/// least one bit, so the work is at most 2·w + 8·B + 8 for B bytes of gaps
+/// and w ≤ 8·B positions: 24 reads per byte; the hostile tests hold it
+/// there.
+///
+/// # Errors
+/// As [`decode_payload`].
+#[doc(hidden)]
+pub fn decode_payload_work(payload: &[u8], m: u64) -> Result<(EliasFano, u64), SparseError> {
     let (w, used) = varint::get(payload).map_err(|reason| SparseError::BadCount { reason })?;
     let rest = payload.get(used..).unwrap_or_default();
     if w == 0 {
         if !rest.is_empty() {
             return Err(SparseError::EmptyWithData);
         }
-        return EliasFano::with_len(0, m).map_err(|_| SparseError::TooManyPositions {
-            count: 0,
-            limit: 0,
-        });
+        return EliasFano::with_len(0, m)
+            .map(|set| (set, 0))
+            .map_err(|_| SparseError::TooManyPositions { count: 0, limit: 0 });
     }
     let Some((&r, gaps)) = rest.split_first() else {
         return Err(SparseError::Truncated { index: 0, bit: 0 });
@@ -765,7 +784,11 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
         count: w,
         limit,
     })?;
-    let mut bits = Bits { data: gaps, at: 0 };
+    let mut bits = Bits {
+        data: gaps,
+        at: 0,
+        reads: 0,
+    };
     let mut next = 0u64; // the smallest position the next gap can give
     let r32 = u32::from(r);
     for index in 0..w {
@@ -809,7 +832,7 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
         pad = pad.saturating_add(1);
     }
     set.finish();
-    Ok(set)
+    Ok((set, bits.reads))
 }
 
 #[cfg(test)]
