@@ -702,19 +702,21 @@ fn large_inputs_read_whole() {
 }
 
 /// `--coding` on build and encode: auto (the default) writes type 4 for
-/// the standard and partitioned kinds, each named coding writes its type,
+/// the standard and partitioned kinds' dense arrays of 2^20 bits or more
+/// (here 2^21 + 1, a multiple of k),
+/// each named coding writes its type,
 /// `--static` spells `--coding static`, and a coding a kind has no frame
 /// for is refused with a message naming the kinds that have it.
 #[test]
 fn coding_is_chosen_by_flag_and_auto_by_default() {
     let dir = std::env::temp_dir().join(format!("cbloom-coding-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let keys: String = (0..3000).map(|i| format!("key-{i}\n")).collect();
+    let keys: String = (0..105_000).map(|i| format!("key-{i}\n")).collect();
     std::fs::write(dir.join("keys.txt"), keys).unwrap();
     let keys = p(&dir, "keys.txt");
     let build = |extra: &[&str], out: &str| {
         let mut args = vec![
-            "build", "--keys", &keys, "--m", "60000", "--k", "3", "-o", out,
+            "build", "--keys", &keys, "--m", "2097153", "--k", "3", "-o", out,
         ];
         args.extend_from_slice(extra);
         cbloom(&args, None)

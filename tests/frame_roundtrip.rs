@@ -390,20 +390,20 @@ fn grouped_blocks_decode_as_the_portable_decoder() {
     common::qc(12, 0x5EED_0009).quickcheck(prop as fn(Grouped) -> bool);
 }
 
-/// `Coding::Auto` takes type 4 where it decodes faster, arrays with a
-/// minority density of at least 1/16, and type 1 for sparser (or denser)
-/// arrays; every choice decodes to the same filter, within a hair of the
-/// other coding's size.
+/// `Coding::Auto` takes type 4 where it decodes faster, arrays of at least
+/// 2^20 bits with a minority density of at least 1/16, and type 1 for
+/// sparser (or denser) arrays; every choice decodes to the same filter,
+/// within a hair of the other coding's size.
 #[test]
 fn auto_coding_takes_static_coding_from_a_sixteenth_density() {
     use compressed_bloom::{format, Coding, FilterType};
-    let m = 1_000_000u64;
+    let m = 1u64 << 21;
     for (n, expected) in [
-        (10_000u64, FilterType::Coded),     // density 0.010
-        (50_000, FilterType::Coded),        // 0.049
-        (80_000, FilterType::StaticCoded),  // 0.077
-        (200_000, FilterType::StaticCoded), // 0.181
-        (3_000_000, FilterType::Coded),     // 0.950: minority 0.050
+        (21_000u64, FilterType::Coded),     // density 0.010
+        (105_000, FilterType::Coded),       // 0.049
+        (168_000, FilterType::StaticCoded), // 0.077
+        (420_000, FilterType::StaticCoded), // 0.181
+        (6_300_000, FilterType::Coded),     // 0.950: minority 0.050
     ] {
         let mut f =
             compressed_bloom::BloomFilter::new(compressed_bloom::FilterParams::new(m, 1, 5))
@@ -432,4 +432,55 @@ fn auto_coding_takes_static_coding_from_a_sixteenth_density() {
         let (a, o) = (auto.len() as f64, other.len() as f64);
         assert!((a - o).abs() <= 0.001 * o + 64.0, "n = {n}: {a} vs {o}");
     }
+}
+
+/// Below 2^20 bits, `Coding::Auto` sends the smaller of the type-1 and
+/// type-4 frames (type 1 on ties) wherever type 4 would be considered,
+/// so a small dense filter never pays type 4's fixed costs; sparse arrays
+/// keep type 1 as above.
+#[test]
+fn auto_coding_sends_the_smaller_frame_below_a_million_bits() {
+    use compressed_bloom::{format, Coding, FilterType};
+    let mut static_smaller = 0;
+    for (m, k) in [
+        (140_000u64, 2u32),
+        (480_000, 3),
+        (1_000_000, 1),
+        ((1 << 20) - 1, 4),
+    ] {
+        for per_mille in [1u64, 30, 70, 130, 300, 500] {
+            let n = m * per_mille / 1000 / u64::from(k);
+            let mut f =
+                compressed_bloom::BloomFilter::new(compressed_bloom::FilterParams::new(m, k, 3))
+                    .unwrap();
+            for i in 0..n {
+                f.insert(&i.to_le_bytes());
+            }
+            let auto = format::encode_with(&f, Coding::Auto);
+            let adaptive = format::encode_with(&f, Coding::Adaptive);
+            let fixed = format::encode_with(&f, Coding::Static);
+            assert_eq!(compressed_bloom::decode(&auto).unwrap(), f);
+            let ones = f.count_ones();
+            let h = compressed_bloom::inspect(&auto, &Default::default()).unwrap();
+            if ones.min(m - ones) * 16 < m {
+                assert_eq!(
+                    auto, adaptive,
+                    "m = {m}, n = {n}: sparse arrays take type 1"
+                );
+                continue;
+            }
+            let smaller = adaptive.len().min(fixed.len());
+            assert_eq!(auto.len(), smaller, "m = {m}, n = {n}");
+            if h.filter_type == FilterType::StaticCoded {
+                assert!(
+                    fixed.len() < adaptive.len(),
+                    "m = {m}, n = {n}: ties take type 1"
+                );
+                static_smaller += 1;
+            } else {
+                assert_eq!(auto, adaptive, "m = {m}, n = {n}");
+            }
+        }
+    }
+    println!("type 4 smaller in {static_smaller} of the dense cases");
 }

@@ -19,8 +19,9 @@ pub enum Coding {
     /// have few runs, which type 1 decodes faster), and its payload stays
     /// within the bound the planner's guarantee is built on
     /// (`coder::payload_bits_bound` at the array's count of ones);
-    /// otherwise adaptive coding (type 1). Raw when coding does not shrink
-    /// the array. A frame planned for a byte budget fits it either way.
+    /// otherwise adaptive coding (type 1). Arrays of fewer than 2^20
+    /// bits take the smaller of the two (type 1 on ties). Raw when coding does not shrink the array. A frame planned
+    /// for a byte budget fits it either way.
     #[default]
     Auto,
     /// Type 1: the adaptive rANS coder, the smallest on small filters and
@@ -73,6 +74,14 @@ impl core::fmt::Display for Coding {
         f.write_str(self.name())
     }
 }
+
+/// Below this many bits, `auto` codes a dense array both ways and sends
+/// the smaller payload: coding a small array twice costs well under a
+/// millisecond, decoding either takes about as long, and type 4's fixed
+/// costs are a visible share of a small frame (about 10 bytes of the
+/// paper's 9,920-byte filter, m = 140,000, where type 1 is smaller).
+/// Above it, type 4's speed is worth its few bytes.
+pub(crate) const AUTO_SMALLER_BELOW: u64 = 1 << 20;
 
 /// Whether a static-coded payload of `len` bytes for an m-bit array with
 /// `ones` one bits is within the bound the planner's guarantee rests on.

@@ -233,6 +233,13 @@ fn encode_bits_with(
                 && (coding == Coding::Static
                     || coding::static_within_bound(len, p.m, ones))
             {
+                if coding == Coding::Auto && p.m < coding::AUTO_SMALLER_BELOW {
+                    let mut payload = Vec::new();
+                    coder::encode(filter.as_words(), p.m, &mut payload);
+                    if payload.len() <= len {
+                        return frame_bytes(p, filter.len(), &fields(FilterType::Coded), &payload);
+                    }
+                }
                 let f = fields(FilterType::StaticCoded);
                 return frame_with(p, filter.len(), &f, len, 0, |out| parts.append_to(out));
             }
