@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the golden vectors of format type 4, static coded
-# (tests/vectors/v3_static_*): frames written by examples/make_golden_static.rs,
+# (tests/vectors/v3_static_*): frames written by tools/vectors/src/bin/golden_static.rs,
 # decoded by tools/ref_kinds.py (written from docs/FORMAT.md alone) into
 # NAME.bits, and cross-checked against the same array computed in Python:
 # from the keys with XXH3 (pip install xxhash) or from the synthetic formula
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=tests/vectors
-cargo run --quiet --release --example make_golden_static -- "$out"
+cargo run --quiet --release --manifest-path tools/vectors/Cargo.toml --bin golden_static -- "$out"
 grep -v '^#' "$out/golden_static.txt" | while read -r name kind m k seed n source seglog ts forced; do
   python3 tools/ref_kinds.py decode "$out/$name.cbf" "$out/$name.bits" >/dev/null
   if [ "$source" = keys ]; then

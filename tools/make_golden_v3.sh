@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the version-3 golden vectors (tests/vectors/v3_*): frames
-# written by examples/make_golden_v3.rs, decoded by tools/ref_kinds.py
+# written by tools/vectors/src/bin/golden_v3.rs, decoded by tools/ref_kinds.py
 # (written from docs/FORMAT.md alone) into NAME.bits (packed bits) or
 # NAME.pos (positions), and cross-checked against the same filter computed
 # from its keys in Python with XXH3 (pip install xxhash). Golden vectors are
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=tests/vectors
-cargo run --quiet --release --example make_golden_v3 -- "$out"
+cargo run --quiet --release --manifest-path tools/vectors/Cargo.toml --bin golden_v3 -- "$out"
 list="$out/golden_v3.txt"
 echo "# name kind m k seed n (keys key-1..key-N; deltas: v3_ident_delta gives key-51..key-1050 applied to v3_ident_full, v3_sparse_delta gives key-51..key-350 applied to v3_sparse_dense)" > "$list"
 check() { # name kind m k seed n ext

@@ -10,7 +10,7 @@
 //! (`v > 1`, `v > 2`, … `v > 14`), each with its own adaptive binary model,
 //! through the range coder of [`crate::coder::range`]. The cost is close to
 //! m times the entropy of the counter distribution
-//! (`examples/counting_bits.rs` measures it).
+//! (`cargo run --release -- counting` in `benches/compare` measures it).
 
 use crate::prelude::*;
 use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};

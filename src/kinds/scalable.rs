@@ -56,7 +56,7 @@ pub struct ScalablePolicy {
 
 impl ScalablePolicy {
     /// Growth 2 and tightening 0.9 (Almeida et al. suggest 0.8 to 0.9 for
-    /// growth 2; `examples/scalable_cost.rs` measured 0.9 the cheapest of
+    /// growth 2; `benches/compare`'s `scalable` measured 0.9 the cheapest of
     /// 0.5, 0.8 and 0.9 on the wire at 10^5 and 10^6 keys) for a first layer
     /// of `initial_capacity` keys and an overall bound `fpr`, with layers
     /// of at most 64 bits per key.

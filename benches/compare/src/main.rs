@@ -1,4 +1,5 @@
-//! Comparison harness for docs/BENCHMARKS.md.
+//! The measurements behind docs/BENCHMARKS.md and docs/HARDENING.md: each
+//! subcommand prints the markdown table the document shows under it.
 //!
 //! ```sh
 //! cd benches/compare
@@ -6,10 +7,19 @@
 //! cargo run --release -- simulate    # the paper's Section III.A simulations (10,000 trials)
 //! cargo run --release -- delta       # Section IV: delta sizes, and the m/n = 32 simulation
 //! cargo run --release -- kinds       # bits per key at FPR 2^-8, 2^-16, 2^-20: every kind vs binary fuse and BIP158
+//! cargo run --release -- ribbon      # the ribbon kind vs binary fuse, a Golomb-coded set and the sparse kind
+//! cargo run --release -- counting    # the counting kind's bits per counter against the entropy
+//! cargo run --release -- scalable    # what growing costs on the wire
+//! cargo run --release -- squid       # Squid cache digests, compressed and re-planned
+//! cargo run --release -- stream      # format::stream on a 1 GiB filter: time and peak RSS
+//! cargo run --release -- attack      # hostile frames against a 512 MiB subscriber (docs/HARDENING.md)
+//! cargo run --release -- cond-apply  # conditional against plain delta apply time (docs/HARDENING.md)
+//! cargo run --release -- grid [MAX_M] [coded|static]   # decode speed by density and size
 //! ```
 //!
-//! Needs the `zstd`, `xz` and `brotli` command-line tools. Bit arrays are Bloom
-//! filters of n keys `i.to_le_bytes()` (seed 1), identical for every codec.
+//! `compare` needs the `zstd`, `xz` and `brotli` command-line tools (Debian
+//! packages zstd, xz-utils, brotli). Bit arrays are Bloom filters of n keys
+//! `i.to_le_bytes()` (seed 1), identical for every codec.
 
 use compressed_bloom::coder;
 use compressed_bloom::math::log2_binomial;
@@ -73,6 +83,14 @@ fn external(args_c: &[&str], args_d: &[&str], data: &[u8], reps: usize) -> Optio
     Some((packed.len(), tc, td))
 }
 
+mod attack;
+mod cond_apply;
+mod counting;
+mod grid;
+mod scalable;
+mod squid;
+mod stream;
+
 mod ac {
     //! The `arithmetic-coding` crate with the paper's appendix model: two
     //! counters starting at 1, P(bit) = C_bit / (C_0 + C_1).
@@ -127,27 +145,25 @@ mod ac {
     }
 }
 
+/// One codec's result on one filter: bytes, and seconds to encode and
+/// decode where timed.
+struct Run {
+    codec: String,
+    bytes: usize,
+    secs: Option<(f64, f64)>,
+}
+
+/// Sizes against the entropy bound (every configuration), then speeds (the
+/// large filters, where a pipe's start-up does not dominate).
 fn compare() {
-    println!("| n | m | k | density | log2 C(m,x) bytes | codec | bytes | vs bound | encode MB/s | decode MB/s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut results = Vec::new();
     for &(n, m, k) in CONFIGS {
         let f = filter(n, m, k, 1);
         let bytes = f.to_bytes();
-        let x = f.count_ones();
-        let bound = log2_binomial(m, x) / 8.0;
-        let mb = m as f64 / 8e6;
         let big = m >= 10_000_000;
         let reps = if big { 10 } else { 20 };
-        let row = |name: &str, size: usize, tc: Option<f64>, td: Option<f64>| {
-            let speed = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.0}", mb / t));
-            println!(
-                "| {n} | {m} | {k} | {:.4} | {bound:.1} | {name} | {size} | {:+.3}% | {} | {} |",
-                x as f64 / m as f64,
-                (size as f64 / bound - 1.0) * 100.0,
-                speed(tc),
-                speed(td)
-            );
-        };
+        let mut runs = Vec::new();
+        use compressed_bloom::coder::static_coded;
         for threads in [1usize, 2] {
             let (tc, payload) = best(reps, || {
                 let mut out = Vec::new();
@@ -160,18 +176,11 @@ fn compare() {
                 w
             });
             assert_eq!(words, f.as_words());
-            if threads == 1 || coder::block_count(m) > 1 {
-                row(&format!("cbloom payload, {threads} thread(s)"), payload.len(), Some(tc), Some(td));
-            }
-        }
-        // Format type 4 (static coded): one model per block, a byte per
-        // step in dense blocks.
-        use compressed_bloom::coder::static_coded;
-        for threads in [1usize, 2] {
+            runs.push(Run { codec: format!("type 1, {threads} thread(s)"), bytes: payload.len(), secs: Some((tc, td)) });
+            // Format type 4 (static coded): one model per block.
             let (tc, payload) = best(reps, || {
                 let mut out = Vec::new();
-                let choice = static_coded::Choice::default();
-                static_coded::encode_with(f.as_words(), m, &mut out, threads, choice);
+                static_coded::encode_with(f.as_words(), m, &mut out, threads, static_coded::Choice::default());
                 out
             });
             let (td, words) = best(reps, || {
@@ -180,39 +189,59 @@ fn compare() {
                 w
             });
             assert_eq!(words, f.as_words());
-            if threads == 1 || coder::block_count(m) > 1 {
-                row(&format!("cbloom static payload, {threads} thread(s)"), payload.len(), Some(tc), Some(td));
-            }
+            runs.push(Run { codec: format!("type 4, {threads} thread(s)"), bytes: payload.len(), secs: Some((tc, td)) });
         }
-        row("cbloom whole frame", encode(&f).len(), None, None);
-        row(
-            "cbloom static whole frame",
-            compressed_bloom::format::encode_static(&f).len(),
-            None,
-            None,
-        );
-        let ext_reps = if big { 1 } else { 5 };
+        let ext_reps = if big { 3 } else { 1 };
         for (name, c, d) in [
-            ("zstd -3", vec!["zstd", "-3", "-c", "-q"], vec!["zstd", "-d", "-c", "-q"]),
-            ("zstd -19", vec!["zstd", "-19", "-c", "-q"], vec!["zstd", "-d", "-c", "-q"]),
-            ("xz -9e", vec!["xz", "-9e", "-c"], vec!["xz", "-d", "-c"]),
+            ("zstd -3", vec!["zstd", "-3", "-T1", "-c", "-q"], vec!["zstd", "-d", "-T1", "-c", "-q"]),
+            ("zstd -19", vec!["zstd", "-19", "-T1", "-c", "-q"], vec!["zstd", "-d", "-T1", "-c", "-q"]),
+            ("xz -9e", vec!["xz", "-9e", "-T1", "-c"], vec!["xz", "-d", "-T1", "-c"]),
             ("brotli -11", vec!["brotli", "-q", "11", "-c"], vec!["brotli", "-d", "-c"]),
         ] {
-            match external(&c, &d, &bytes, ext_reps) {
-                Some((size, tc, td)) => {
-                    // Wall time includes process start-up (~1 ms): speeds are
-                    // only meaningful for the large filters.
-                    let show = big.then_some(());
-                    row(name, size, show.map(|_| tc), show.map(|_| td));
-                }
-                None => println!("| {n} | {m} | {k} | | | {name} | not installed | | | |"),
-            }
+            let (size, tc, td) = external(&c, &d, &bytes, ext_reps)
+                .unwrap_or_else(|| panic!("{name} is not installed (Debian packages zstd, xz-utils, brotli)"));
+            runs.push(Run { codec: name.into(), bytes: size, secs: Some((tc, td)) });
         }
         let bits: Vec<bool> = (0..m).map(|i| f.bit(i)).collect();
         let (tc, packed) = best(1, || ac::encode(&bits));
         let (td, back) = best(1, || ac::decode(&packed, bits.len()));
         assert_eq!(back, bits);
-        row("arithmetic-coding 0.5", packed.len(), Some(tc), Some(td));
+        runs.push(Run { codec: "arithmetic-coding 0.5".into(), bytes: packed.len(), secs: Some((tc, td)) });
+        let frame = encode(&f).len() - runs[0].bytes;
+        results.push((n, m, k, f.count_ones(), frame, runs));
+    }
+    println!("Size over the entropy bound log2 C(m, x) (x ones), as a percentage; the payloads of types 1 and 4, the other codecs' whole output.");
+    println!();
+    println!("| n | m | k | density | bound (bytes) | type 1 | type 4 | zstd -19 | xz -9e | brotli -11 | arithmetic-coding | frame header + CRC (bytes) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (n, m, k, x, frame, runs) in &results {
+        let bound = log2_binomial(*m, *x) / 8.0;
+        let pct = |codec: &str| {
+            let r = runs.iter().find(|r| r.codec == codec).unwrap();
+            format!("{:+.3}%", (r.bytes as f64 / bound - 1.0) * 100.0)
+        };
+        println!(
+            "| {n} | {m} | {k} | {:.4} | {bound:.1} | {} | {} | {} | {} | {} | {} | {frame} |",
+            *x as f64 / *m as f64,
+            pct("type 1, 1 thread(s)"),
+            pct("type 4, 1 thread(s)"),
+            pct("zstd -19"),
+            pct("xz -9e"),
+            pct("brotli -11"),
+            pct("arithmetic-coding 0.5"),
+        );
+    }
+    println!();
+    println!("Speed on the large filters, MB/s of uncompressed filter (m/8 bytes), best of 10 in process; the command-line tools best of 3 through a pipe (process start-up and pipe copies included).");
+    println!();
+    println!("| m | codec | encode MB/s | decode MB/s |");
+    println!("|---|---|---|---|");
+    for (_, m, _, _, _, runs) in results.iter().filter(|r| r.1 >= 10_000_000) {
+        let mb = *m as f64 / 8e6;
+        for r in runs {
+            let (tc, td) = r.secs.unwrap();
+            println!("| {m} | {} | {:.0} | {:.0} |", r.codec, mb / tc, mb / td);
+        }
     }
 }
 
@@ -257,14 +286,24 @@ fn payload_len(frame: &[u8]) -> usize {
 }
 
 fn main() {
-    match std::env::args().nth(1).as_deref() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
         Some("compare") => compare(),
         Some("simulate") => simulate(),
         Some("delta") => deltas(),
         Some("kinds") => kinds(),
         Some("ribbon") => ribbon(),
+        Some("counting") => counting::run(),
+        Some("scalable") => scalable::run(),
+        Some("squid") => squid::run(),
+        Some("stream") => stream::run(),
+        Some("stream-child") => stream::child(&args[2], &args[3]),
+        Some("attack") => attack::run(),
+        Some("attack-child") => attack::child(&args[2]),
+        Some("cond-apply") => cond_apply::run(),
+        Some("grid") => grid::run(&args[2..]),
         _ => {
-            eprintln!("usage: compare | simulate | delta | kinds | ribbon");
+            eprintln!("usage: compare | simulate | delta | kinds | ribbon | counting | scalable | squid | stream | attack | cond-apply | grid [MAX_M] [coded|static]");
             std::process::exit(2);
         }
     }

@@ -1,17 +1,7 @@
 //! The costs of hostile frames against a subscriber holding an
-//! m = 2^32 filter (512 MiB): CPU time and peak RSS per frame byte. Run each
-//! scenario in its own process, since peak RSS is per process:
-//!
-//! ```sh
-//! cargo run --release --example attack_costs -- wrong-base
-//! cargo run --release --example attack_costs -- wrong-result
-//! cargo run --release --example attack_costs -- wrong-result-plain
-//! cargo run --release --example attack_costs -- expansion
-//! ```
-//!
-//! Uses only API that format versions 2 and 3 of the crate share, so the
-//! same file measures the tree before and after the fixes
-//! (docs/HARDENING.md, "Cost").
+//! m = 2^32 filter (512 MiB): CPU time and peak RSS per frame byte. Each
+//! scenario runs in a child process of its own, since peak RSS is per
+//! process.
 
 use compressed_bloom::{delta, encode, BloomFilter, DecodeLimits, FilterParams, Subscriber};
 use std::time::Instant;
@@ -59,15 +49,15 @@ fn payload_at(frame: &[u8]) -> usize {
     at
 }
 
-fn main() {
-    let scenario = std::env::args().nth(1).unwrap_or_default();
+/// One scenario, in this process: prints `bytes seconds rss_kib outcome`.
+pub fn child(scenario: &str) {
     let p = FilterParams::new(M, 1, 0);
     let limits = DecodeLimits {
         max_expansion: None,
         ..DecodeLimits::default()
     };
     let zero = BloomFilter::new(p).unwrap();
-    match scenario.as_str() {
+    match scenario {
         "wrong-base" => {
             // A subscriber holding an empty 2^32-bit filter, and a delta
             // that names another base: refused, state unchanged.
@@ -89,13 +79,8 @@ fn main() {
                 assert!(sub.receive(&frame).is_err());
             }
             let per = t.elapsed().as_secs_f64() / f64::from(reps);
-            println!(
-                "wrong-base: frame {} bytes, {:.3} ms per frame, {:.1} us per frame byte, RSS growth {} KiB",
-                frame.len(),
-                per * 1e3,
-                per * 1e6 / frame.len() as f64,
-                vm_hwm_kib().saturating_sub(before)
-            );
+            let growth = vm_hwm_kib().saturating_sub(before);
+            println!("{} {per} {growth} refused", frame.len());
         }
         "wrong-result" | "wrong-result-plain" => {
             // A conditional delta whose part 0 is all ones (every bit of an
@@ -118,13 +103,8 @@ fn main() {
             let r = sub.receive(&frame);
             let secs = t.elapsed().as_secs_f64();
             assert!(r.is_err());
-            println!(
-                "{scenario}: frame {} bytes, {:.3} s per frame, {:.1} us per frame byte, RSS growth {} MiB",
-                frame.len(),
-                secs,
-                secs * 1e6 / frame.len() as f64,
-                vm_hwm_kib().saturating_sub(before) / 1024
-            );
+            let growth = vm_hwm_kib().saturating_sub(before);
+            println!("{} {secs} {growth} refused", frame.len());
         }
         "expansion" => {
             // Blocks of 2^23 bits, alternately all zeros and all ones: a
@@ -145,17 +125,35 @@ fn main() {
             let t = Instant::now();
             let r = compressed_bloom::decode_with_limits(&frame, &DecodeLimits::default());
             let secs = t.elapsed().as_secs_f64();
-            let held = r.as_ref().map_or(0, |f| f.m() / 8);
-            println!(
-                "expansion: frame {} bytes, {} under default limits, {:.3} s, output {} MiB = {:.0} x the frame, RSS growth {} MiB",
-                frame.len(),
-                if r.is_ok() { "decoded" } else { "refused" },
-                secs,
-                held >> 20,
-                held as f64 / frame.len() as f64,
-                vm_hwm_kib().saturating_sub(before) / 1024
-            );
+            let growth = vm_hwm_kib().saturating_sub(before);
+            let outcome = if r.is_ok() { "decoded" } else { "refused" };
+            println!("{} {secs} {growth} {outcome}", frame.len());
         }
-        _ => eprintln!("usage: attack_costs wrong-base|wrong-result|wrong-result-plain|expansion"),
+        other => panic!("scenario {other}: wrong-base, wrong-result, wrong-result-plain or expansion"),
+    }
+}
+
+pub fn run() {
+    let exe = std::env::current_exe().unwrap();
+    println!("| frame (scenario) | bytes | outcome | time per frame | per frame byte | peak RSS growth |");
+    println!("|---|---|---|---|---|---|");
+    for (scenario, what) in [
+        ("wrong-base", "plain delta naming another base"),
+        ("wrong-result", "conditional delta, part 0 all ones, wrong result digest"),
+        ("wrong-result-plain", "the same change as a plain delta"),
+        ("expansion", "512 blocks of all zeros or all ones, full frame, default limits"),
+    ] {
+        let out = std::process::Command::new(&exe).args(["attack-child", scenario]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let line = String::from_utf8(out.stdout).unwrap();
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (bytes, secs, kib): (f64, f64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap());
+        println!(
+            "| {what} (`{scenario}`) | {bytes} | {} | {:.3} ms | {:.2} µs | {:.1} MiB |",
+            f[3],
+            secs * 1e3,
+            secs * 1e6 / bytes,
+            kib as f64 / 1024.0
+        );
     }
 }
