@@ -207,7 +207,8 @@ fn compare() {
         let (td, back) = best(1, || ac::decode(&packed, bits.len()));
         assert_eq!(back, bits);
         runs.push(Run { codec: "arithmetic-coding 0.5".into(), bytes: packed.len(), secs: Some((tc, td)) });
-        let frame = encode(&f).len() - runs[0].bytes;
+        let frame = encode(&f);
+        let frame = frame.len() - payload_len(&frame);
         results.push((n, m, k, f.count_ones(), frame, runs));
     }
     println!("Size over the entropy bound log2 C(m, x) (x ones), as a percentage; the payloads of types 1 and 4, the other codecs' whole output.");
