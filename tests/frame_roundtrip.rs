@@ -62,7 +62,7 @@ fn decode_encode_is_identity_and_never_larger_than_raw() {
         let frame = encode(&f);
         let raw = encode_as(&f, FilterType::Raw);
         // Without limits: a nearly empty array of millions of bits expands
-        // past the default limit, which is the limits' job (tests/hostile.rs),
+        // past the default limit, which is the limits' job (tests/hostile/frames.rs),
         // not the round trip's.
         let unlimited = DecodeLimits::unlimited();
         frame.len() <= raw.len()
