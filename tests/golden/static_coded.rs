@@ -6,7 +6,7 @@
 //! streamed), rebuild the same array from the keys or the formula, and
 //! write the same bytes again from it.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::coder::static_coded::{Choice, Mode};
 use compressed_bloom::format::{

@@ -230,7 +230,7 @@ fn frames_in_the_format_document_are_what_it_says() {
         .filter(|t| t.starts_with("cbf1") && t.len() > 30)
         .map(hex)
         .collect();
-    // The fourth, of type 4, is tests/golden_static.rs's.
+    // The fourth, of type 4, is tests/golden/static_coded.rs's.
     assert_eq!(frames.len(), 4, "four frames in section 7");
     let lim = DecodeLimits::unlimited();
     // 1. Version 1, coded, bits 3, 500, 999 of 1000.

@@ -5,7 +5,7 @@
 //! rebuild each frame byte for byte from the keys, apply the delta, and
 //! reject every truncation and single-bit flip.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::delta::apply_scalable;
 use compressed_bloom::format::{decode_scalable, encode_scalable};

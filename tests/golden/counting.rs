@@ -5,7 +5,7 @@
 //! each to the same counters, rebuild it byte for byte from the keys, and
 //! reject every truncation and every single-bit flip.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{decode_counting, encode_counting, encode_counting_raw};
 use compressed_bloom::kinds::counting::raw_payload;

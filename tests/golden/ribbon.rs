@@ -5,7 +5,7 @@
 //! the same answers, rebuild it byte for byte from the keys, and reject
 //! every truncation and every single-bit flip.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
 use compressed_bloom::kinds::ribbon::RibbonFilter;
