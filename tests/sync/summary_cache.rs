@@ -5,7 +5,7 @@
 //! repaired by a full frame, and the false-hit rate follows the prediction.
 #![cfg(feature = "tokio")]
 
-#[path = "../examples/summary_cache/sim.rs"]
+#[path = "../../examples/summary_cache/sim.rs"]
 mod sim;
 
 #[tokio::test(flavor = "current_thread")]

@@ -1,6 +1,6 @@
 //! XOR delta frames, the publisher and the subscriber.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::coder;
 use compressed_bloom::delta::{
