@@ -494,7 +494,7 @@ fn version_3_header_fields_are_checked() {
         decode(&craft(0, 0, 16, 2, 1, &raw)).unwrap()
     );
     // Kinds: unassigned ones are refused by id (every assigned kind is
-    // supported; a receiver that refuses one names it, tests/kinds.rs).
+    // supported; a receiver that refuses one names it, tests/kinds/partitioned_sparse.rs).
     for (kind, name) in [(6u8, None::<&str>), (255, None)] {
         let err = decode(&craft_v3(0, 0, kind, 16, &[], &[], &raw)).unwrap_err();
         assert_eq!(err, DecodeError::UnsupportedKind { id: kind, name });

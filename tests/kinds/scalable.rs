@@ -3,7 +3,7 @@
 //! frames and layer-by-layer deltas round-trip, and hostile payloads are
 //! typed errors.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::delta::{apply_scalable, encode_delta_scalable};
 use compressed_bloom::format::{

@@ -2,7 +2,7 @@
 //! planned false-positive rate, the bits per key it was chosen for, round
 //! trips, and frames that are refused.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
 use compressed_bloom::kinds::ribbon::RibbonFilter;

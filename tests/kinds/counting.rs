@@ -3,7 +3,7 @@
 //! saturation, coded size against the entropy of the counter distribution,
 //! plans that keep their budgets, and hostile payloads.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{
     decode_any, decode_counting, encode_any, encode_counting, encode_counting_raw, AnyFilter,

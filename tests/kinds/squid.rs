@@ -5,7 +5,7 @@
 //! per entry, and `squid_queries.expected` holds that tool's answer (1 or 0)
 //! for each URL of `squid_queries.txt`.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::squid::{self, method, CBlock, SquidDigest, SquidError};

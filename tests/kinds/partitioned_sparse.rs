@@ -2,7 +2,7 @@
 //! through frames, no false negatives, false-positive rates against their
 //! formulas, hostile frames, and the generic entry point.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::format::{
     self, decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned,
