@@ -1,5 +1,4 @@
 //! `cbloom build --type ribbon`, `query` and `inspect` on a ribbon frame.
-#![cfg(feature = "cli")]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,6 @@
 //! not panic, an interrupted write leaves the old file intact, exit codes
 //! are as documented, messages are readable, and every plot mode draws its
 //! curves and point inside the plotting area (rendered with resvg).
-#![cfg(feature = "cli")]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

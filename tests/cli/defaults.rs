@@ -1,7 +1,6 @@
 //! `cbloom` with its default options: what the writers produce, the
 //! readers take; numbers are read as typed on every numeric flag; plans
 //! fit the receiver's memory; failures are clean and say why.
-#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

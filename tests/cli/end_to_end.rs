@@ -1,12 +1,10 @@
 //! `cbloom` end to end: build -> encode -> decode -> query answers identically
 //! at every stage, and errors are one line with a non-zero exit.
-#![cfg(feature = "cli")]
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
-use common::late_block;
+use crate::common::late_block;
 
 fn cbloom(args: &[&str], stdin: Option<&[u8]>) -> Output {
     use std::io::Write;

@@ -1,6 +1,5 @@
 //! `cbloom import/export --squid` and URL queries on the reference digest
 //! written by `tools/squid_digest.py` (see tests/kinds/squid.rs).
-#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
