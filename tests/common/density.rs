@@ -1,5 +1,5 @@
 //! Random words at a density in sixteenths, shared by the grouped-decoder
-//! property (`tests/frame_roundtrip.rs`) and the `static_vectors` fuzz
+//! property (`tests/frames/roundtrip.rs`) and the `static_vectors` fuzz
 //! target.
 
 /// A word whose bits are each 1 with probability j/16 (j < 16): four

@@ -1,6 +1,6 @@
 //! Round trips of whole frames over parameters and densities.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::{
     decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, max_encoded_len,

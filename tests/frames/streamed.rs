@@ -3,12 +3,11 @@
 //! decoder's filter gives, refuse what it refuses with the same error, and
 //! write nothing for a frame whose header, length or CRC is wrong.
 
+use crate::common::{self, late_block};
 use compressed_bloom::coder::static_coded::{Choice, Mode};
 use compressed_bloom::format::{self, stream, AnyFilter, FilterType};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::{decode_any, BloomFilter, DecodeLimits, FilterParams};
-mod common;
-use common::late_block;
 
 fn filled(m: u64, k: u32, keys: u64, seed: u64) -> BloomFilter {
     let mut f = BloomFilter::new(FilterParams::new(m, k, seed)).unwrap();
