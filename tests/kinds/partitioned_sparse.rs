@@ -124,7 +124,7 @@ fn partitioned_fpr_within_4_sd_of_its_formula() {
 }
 
 /// The sparse filter holds the standard filter's bits, so its rate is the
-/// standard formula's (tests/fpr.rs derives the sd); at m/n = 2^16, k = 1.
+/// standard formula's (tests/filter/fpr.rs derives the sd); at m/n = 2^16, k = 1.
 #[test]
 fn sparse_fpr_within_4_sd_of_the_standard_formula() {
     let m = N << 16;

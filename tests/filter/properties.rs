@@ -1,6 +1,6 @@
 //! Property tests (quickcheck) of the in-memory filter.
 
-mod common;
+use crate::common;
 
 use compressed_bloom::{BloomFilter, FilterParams, MAX_K};
 use quickcheck::TestResult;

@@ -7,7 +7,7 @@ use compressed_bloom::{BloomFilter, FilterParams, KeyHash};
 type Vector = (Vec<u8>, u64, u64, u32, u64, u64, Vec<u64>);
 
 fn vectors() -> Vec<Vector> {
-    include_str!("vectors/hash_positions.txt")
+    include_str!("../vectors/hash_positions.txt")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
