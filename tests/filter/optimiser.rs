@@ -257,7 +257,10 @@ fn plans_at_the_edges_keep_their_promises() {
         plan_scalable(10_000, &policy, &certain),
         Err(PlanError::InvalidArgument { .. })
     ));
-    assert!(plan_scalable_for_size(10_000, 0, &policy, &certain).is_err());
+    assert!(matches!(
+        plan_scalable_for_size(10_000, 0, &policy, &certain),
+        Err(PlanError::InvalidArgument { .. })
+    ));
     let tight = ScalablePolicy {
         max_bits_per_key: 16.0,
         ..policy

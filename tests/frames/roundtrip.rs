@@ -4,7 +4,7 @@ use crate::common;
 
 use compressed_bloom::{
     decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, max_encoded_len,
-    BloomFilter, DecodeError, DecodeLimits, FilterParams, FilterType, MAX_K,
+    BloomFilter, DecodeError, DecodeLimits, EncodeError, FilterParams, FilterType, MAX_K,
 };
 use quickcheck::{Arbitrary, Gen};
 
@@ -103,7 +103,13 @@ fn slice_and_buf_apis_agree() {
     let f = filled(50_000, 3, 1, 3000);
     let frame = encode(&f);
     let mut small = vec![0u8; frame.len() - 1];
-    assert!(encode_into(&f, &mut small).is_err());
+    assert_eq!(
+        encode_into(&f, &mut small),
+        Err(EncodeError::OutputTooSmall {
+            required: frame.len(),
+            available: frame.len() - 1,
+        })
+    );
     let mut exact = vec![0u8; frame.len()];
     assert_eq!(encode_into(&f, &mut exact), Ok(frame.len()));
     assert_eq!(exact, frame);
@@ -123,7 +129,10 @@ fn slice_and_buf_apis_agree() {
     assert_eq!(chain.remaining(), 0);
     // A partial frame consumes nothing.
     let mut part = &frame[..frame.len() - 1];
-    assert!(decode_from_buf(&mut part, &limits).is_err());
+    assert!(matches!(
+        decode_from_buf(&mut part, &limits),
+        Err(DecodeError::Truncated { .. })
+    ));
     assert_eq!(part.len(), frame.len() - 1);
     // A chained buffer holding more than one frame: the first decodes and
     // the rest stays, in place.
@@ -282,7 +291,7 @@ fn static_payloads_round_trip_under_every_choice_and_thread_count() {
         // overwrites every word.
         for (threads, fill) in [(1, 0), (3, u64::MAX), (1, 0x5a5a_a5a5_0ff0_f00f)] {
             let mut back = vec![fill; f.as_words().len()];
-            ok &= decode_with_threads(&payload, m, &mut back, threads).is_ok()
+            ok &= decode_with_threads(&payload, m, &mut back, threads) == Ok(())
                 && back == f.as_words();
         }
         // The decoder's work: at most one step per byte in mode 1, the run
@@ -384,7 +393,7 @@ fn grouped_blocks_decode_as_the_portable_decoder() {
         let mut got = vec![u64::MAX; g.words.len()];
         let same = decode_with_threads(&payload, g.m, &mut got, g.threads) == r
             && (r.is_err() || got == want);
-        let whole = !g.damage.is_empty() || (r.is_ok() && want == g.words);
+        let whole = !g.damage.is_empty() || (r == Ok(()) && want == g.words);
         same && whole
     }
     common::qc(12, 0x5EED_0009).quickcheck(prop as fn(Grouped) -> bool);

@@ -201,7 +201,12 @@ fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them(
         }
     );
     assert!(err.to_string().contains("sparse"), "{err}");
-    assert!(decode_any(&std_frame, &only_standard).is_ok());
+    assert_eq!(
+        decode_any(&std_frame, &only_standard),
+        Ok(AnyFilter::Standard(
+            BloomFilter::new(FilterParams::new(300, 3, 1)).unwrap()
+        ))
+    );
     // Frames are version 3 with the kind byte.
     for (frame, kind) in [(&part, 2u8), (&sparse, 4)] {
         assert_eq!((frame[2], frame[6]), (3, kind));
@@ -360,7 +365,13 @@ fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
     assert_eq!(base, old);
     // Other kinds' deltas are refused, and this one by other kinds.
     let mut std_base = BloomFilter::new(FilterParams::new(1000, 1, 8)).unwrap();
-    assert!(delta::apply(&mut std_base, &frame, &lim).is_err());
+    assert!(matches!(
+        delta::apply(&mut std_base, &frame, &lim),
+        Err(DecodeError::WrongKind {
+            found: FilterKind::Sparse,
+            expected: FilterKind::Standard
+        })
+    ));
 }
 
 /// Squid's hashing is for standard filters only (docs/FORMAT.md): the

@@ -3,8 +3,8 @@
 //! Each refused frame leaves the subscriber's filter and version unchanged.
 
 use compressed_bloom::{
-    decode, delta, encode, format, BloomFilter, DecodeLimits, FilterParams, Publisher, Subscriber,
-    SyncError, Update, UpdateId, UpdateKind,
+    decode, delta, encode, format, BloomFilter, DecodeLimits, FilterError, FilterParams, Publisher,
+    Subscriber, SyncError, Update, UpdateId, UpdateKind,
 };
 
 const P: FilterParams = FilterParams::new(200_000, 2, 3);
@@ -296,7 +296,10 @@ fn a_delta_with_sequence_zero_is_invalid() {
         epoch: 1,
         seq: 0,
     };
-    assert!(delta::encode_delta_with_identity(&a, &a, id).is_err());
+    assert_eq!(
+        delta::encode_delta_with_identity(&a, &a, id),
+        Err(FilterError::InvalidSeq)
+    );
     let ok = delta::encode_delta_with_identity(&a, &a, UpdateId { seq: 1, ..id }).unwrap();
     // Rewrite seq to 0 (the last varint before payload_len) and fix the CRC.
     let h = format::inspect(&ok, &DecodeLimits::default()).unwrap();
