@@ -81,9 +81,7 @@ extern crate alloc;
 
 /// `Vec`, `String`, `format!` and friends from `alloc`, for the modules that
 /// also build without `std` (with `std` these are the same items).
-#[allow(unused_imports)]
 mod prelude {
-    pub(crate) use alloc::borrow::ToOwned;
     pub(crate) use alloc::boxed::Box;
     pub(crate) use alloc::format;
     pub(crate) use alloc::string::{String, ToString};

@@ -1,8 +1,6 @@
 //! Resource limits for decoding frames from untrusted peers, and the
 //! format's own ranges for m and k.
 
-#[allow(unused_imports)]
-use crate::prelude::*;
 /// Largest number of hash positions per key the format allows.
 pub const MAX_K: u32 = 64;
 
