@@ -51,9 +51,8 @@
 //!   buffering the payload.
 
 #![cfg_attr(not(feature = "std"), no_std)]
-#![deny(missing_docs)]
-#![warn(unreachable_pub)]
-#![forbid(unsafe_code)]
+#![warn(unreachable_pub)] // the library's own: the other lints are in Cargo.toml's [lints]
+#![forbid(unsafe_code)] // Cargo.toml denies it everywhere; here no allow may lift it
 
 /// Declares the modules that decode bytes from strangers, with the lints that
 /// keep a panic out of them: no `unwrap`/`expect`/`panic!`, no indexing or
