@@ -28,8 +28,9 @@ fn replay(name: &str) -> Vec<DecodeError> {
     errors
 }
 
-/// apply_arbitrary, crash-38587e6d: a delta header whose payload_len varint is
-/// close to 2^64, so header + payload + CRC overflowed u64.
+/// A delta header whose payload_len varint is close to 2^64, so that
+/// header + payload + CRC overflows u64 (an input of the apply_arbitrary
+/// fuzz target): every entry point refuses the field.
 #[test]
 fn payload_len_overflow() {
     for e in replay("payload_len_overflow.bin") {

@@ -155,9 +155,10 @@ fn u0_state(u0: &Update) -> BloomFilter {
     decode(&u0.frame).unwrap()
 }
 
-/// Case (1) of the issue: the filter goes A → B → A. The digests alone
-/// would accept the A → B delta again (the subscriber holds A's content);
-/// its sequence number refuses it.
+/// A replayed delta after the filter returned to an earlier content
+/// (A → B → A, docs/FORMAT.md section 5, rule 3). The digests alone would
+/// accept the A → B delta again (the subscriber holds A's content); its
+/// sequence number refuses it.
 #[test]
 fn replay_after_a_to_b_to_a_is_refused() {
     let mut p = publisher(100);
@@ -182,7 +183,8 @@ fn replay_after_a_to_b_to_a_is_refused() {
     refused(&probe, r, stale, &state_a, ba.id);
 }
 
-/// Case (2) of the issue: an old full frame that arrives late.
+/// An old full frame that arrives late is stale (docs/FORMAT.md section 5,
+/// rule 2): the held, newer version stays.
 #[test]
 fn a_late_full_frame_does_not_roll_back() {
     let mut p = publisher(1); // full frames only
