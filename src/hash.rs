@@ -22,8 +22,6 @@
 //! Squid's key is its method id as one byte followed by the URL
 //! ([`crate::squid::store_key`]).
 
-#[allow(unused_imports)]
-use crate::prelude::*;
 use md5::{Digest, Md5};
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 

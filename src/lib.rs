@@ -51,9 +51,8 @@
 //!   buffering the payload.
 
 #![cfg_attr(not(feature = "std"), no_std)]
-#![deny(missing_docs)]
-#![warn(unreachable_pub)]
-#![forbid(unsafe_code)]
+#![warn(unreachable_pub)] // the library's own: the other lints are in Cargo.toml's [lints]
+#![forbid(unsafe_code)] // Cargo.toml denies it everywhere; here no allow may lift it
 
 /// Declares the modules that decode bytes from strangers, with the lints that
 /// keep a panic out of them: no `unwrap`/`expect`/`panic!`, no indexing or
@@ -81,9 +80,7 @@ extern crate alloc;
 
 /// `Vec`, `String`, `format!` and friends from `alloc`, for the modules that
 /// also build without `std` (with `std` these are the same items).
-#[allow(unused_imports)]
 mod prelude {
-    pub(crate) use alloc::borrow::ToOwned;
     pub(crate) use alloc::boxed::Box;
     pub(crate) use alloc::format;
     pub(crate) use alloc::string::{String, ToString};

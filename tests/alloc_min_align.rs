@@ -39,6 +39,7 @@ fn offset(align: usize) -> usize {
 // multiple of it). `dealloc` gets the same layout back, so it subtracts the
 // same offset and frees the system block with the layout it was made with.
 // The default `realloc` allocates anew, copies and frees through these two.
+#[allow(unsafe_code)] // a global allocator is an unsafe trait; the crate denies unsafe elsewhere
 unsafe impl GlobalAlloc for MinAlign {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let off = offset(l.align());

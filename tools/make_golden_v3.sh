@@ -58,7 +58,7 @@ cmp "$out/v3_sparse_delta.pos" /tmp/expect.$$
 rm -f /tmp/expect.$$
 echo "v3_sparse_delta 4 5000 2 3 delta" >> "$list"
 # Coder edge cases: the reference decoder's bits must be the listed
-# positions (the list is what tests/golden_v3.rs compares the crate with).
+# positions (the list is what tests/golden/v3.rs compares the crate with).
 grep -v '^#' "$out/golden_edges.txt" | while read -r name m ones; do
   python3 tools/ref_decoder.py "$out/$name.cbf" /tmp/edge.$$ >/dev/null
   python3 - /tmp/edge.$$ "$m" $ones <<'PY'

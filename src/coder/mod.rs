@@ -465,7 +465,7 @@ pub fn decode_with_threads(
 /// [`decode`] on the calling thread, returning the decoder's work: the
 /// number of coding steps (symbols and uniform low-bit chunks) it took. The
 /// format bounds it by 5 steps per output bit plus one per block
-/// (docs/HARDENING.md, "Cost"); `tests/hostile.rs` checks it on hostile
+/// (docs/HARDENING.md, "Cost"); `tests/hostile/frames.rs` checks it on hostile
 /// frames.
 ///
 /// # Errors

@@ -16,8 +16,6 @@
 //! with floor rounding, so every implementation builds bit-identical tables:
 //! `docs/FORMAT.md`, section "Model", is the normative description.
 
-#[allow(unused_imports)]
-use crate::prelude::*;
 /// Frequencies sum to 2^PROB_BITS.
 pub(crate) const PROB_BITS: u32 = 12;
 /// Total frequency.

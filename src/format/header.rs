@@ -966,7 +966,7 @@ mod tests {
     use super::*;
 
     /// The names are part of the CLI's JSON output (`cbloom inspect --json`;
-    /// tests/cli.rs checks them there too), so they are a contract.
+    /// tests/cli/end_to_end.rs checks them there too), so they are a contract.
     #[test]
     fn filter_type_names() {
         let names = [

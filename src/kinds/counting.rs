@@ -198,7 +198,7 @@ pub fn decode_coded(
 
 /// [`decode_coded`], also returning the number of value decisions it
 /// decoded (the map's work is the coder's, [`coder::decode_counting`]).
-/// `tests/hostile.rs` holds the sum to a fixed number per frame byte.
+/// `tests/hostile/frames.rs` holds the sum to a fixed number per frame byte.
 ///
 /// # Errors
 /// As [`decode_coded`].

@@ -9,8 +9,6 @@
 //! at the same m, n, k: (1 − (1 − 1/s)^n)^k against (1 − (1 − 1/m)^(kn))^k.
 //! On the wire it is the standard bit array (raw or coded) under kind 2.
 
-#[allow(unused_imports)]
-use crate::prelude::*;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::hash::KeyHash;
 

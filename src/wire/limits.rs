@@ -1,8 +1,6 @@
 //! Resource limits for decoding frames from untrusted peers, and the
 //! format's own ranges for m and k.
 
-#[allow(unused_imports)]
-use crate::prelude::*;
 /// Largest number of hash positions per key the format allows.
 pub const MAX_K: u32 = 64;
 
@@ -93,7 +91,7 @@ impl KindSet {
 /// default constraints decodes within it. The largest expansion the planner
 /// produces, scanned over n = 1 to 10^7 keys and budgets of 0.5 to 64
 /// transmitted bits per key, is 3,884 (n = 100 at 21.75 bits per key: m =
-/// 2^23, k = 1; `tests/optimiser.rs` checks the bound). Filters sparser
+/// 2^23, k = 1; `tests/filter/optimiser.rs` checks the bound). Filters sparser
 /// than any plan exceed it: a k = 1 filter sent at b bits per key has
 /// m/n ≈ 2^(b − 1.44) and expands about 2^(b − 1.44)/b times (19,000 at
 /// b = 20). A receiver that expects them raises the limit explicitly.

@@ -16,6 +16,7 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: every call is forwarded unchanged to the system allocator, which
 // upholds the GlobalAlloc contract; the counters are plain atomics and touch
 // no memory the allocator hands out.
+#[allow(unsafe_code)] // a global allocator is an unsafe trait; the crate denies unsafe elsewhere
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let now = CURRENT.fetch_add(l.size(), SeqCst) + l.size();

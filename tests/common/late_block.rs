@@ -2,8 +2,6 @@
 //! faulty or hostile encoder sends, and what the decoders must refuse
 //! block by block.
 
-#![allow(dead_code)]
-
 use super::fix_crc;
 use compressed_bloom::coder::static_coded::Choice;
 use compressed_bloom::{format, BloomFilter};

@@ -453,7 +453,7 @@ pub(crate) fn check_useful(budget: u64, n: u64, fpr: f64, cons: &Constraints) ->
 }
 
 /// Plot layout, in pixels: the chart's size and the areas around the
-/// plotting area (tests/cli_robust.rs renders every mode and checks that
+/// plotting area (tests/cli/robust.rs renders every mode and checks that
 /// curves and points stay inside it).
 const PLOT_W: u32 = 800;
 const PLOT_H: u32 = 560;

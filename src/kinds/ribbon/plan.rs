@@ -1,7 +1,7 @@
 //! What a ribbon frame is expected to cost, for the planner and `cbloom
 //! plan`: rows are n·1.01 on average (the 0.9% a shard starts with plus
 //! its retries: 0.95% measured at 2·10^5 keys, 1.0% at 10^4,
-//! tests/ribbon.rs), each with r or r + 1 columns as
+//! tests/kinds/ribbon.rs), each with r or r + 1 columns as
 //! [`super::filter::columns_for`] splits them, plus the header, the shard
 //! table and the CRC.
 

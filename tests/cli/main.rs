@@ -1,0 +1,12 @@
+//! `cbloom` run as a process: every command end to end, the defaults, the
+//! failures people and scripts meet, ribbon frames, and Squid digests.
+#![cfg(feature = "cli")]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod defaults;
+mod end_to_end;
+mod ribbon;
+mod robust;
+mod squid;

@@ -1,0 +1,15 @@
+//! Golden vectors: committed frames that reference decoders written from
+//! docs/FORMAT.md alone decoded. The crate must decode each to the same
+//! content, rebuild it byte for byte, and refuse its corruptions. One
+//! module per format version or kind.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod counting;
+mod ribbon;
+mod scalable;
+mod standard;
+mod static_coded;
+mod static_rule;
+mod v3;

@@ -1,0 +1,190 @@
+//! The ribbon kind (docs/FORMAT.md section 8.5): no false negatives, the
+//! planned false-positive rate, the bits per key it was chosen for, round
+//! trips, and frames that are refused.
+
+use crate::common;
+
+use compressed_bloom::format::{decode_ribbon, encode_ribbon};
+use compressed_bloom::kinds::ribbon::RibbonFilter;
+use compressed_bloom::wire::varint;
+use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits};
+
+fn keys(n: u64) -> Vec<String> {
+    (0..n).map(|i| format!("member-{i}")).collect()
+}
+
+#[test]
+fn no_false_negatives_and_round_trip() {
+    let lim = DecodeLimits::default();
+    for n in [0u64, 1, 2, 100, 10_000, 200_000] {
+        let ks = keys(n);
+        let f = RibbonFilter::from_keys(&ks, 0.01, 11).unwrap();
+        assert!(ks.iter().all(|k| f.contains(k.as_bytes())), "n = {n}");
+        let frame = encode_ribbon(&f);
+        let back = decode_ribbon(&frame, &lim).unwrap();
+        assert_eq!(back, f, "n = {n}");
+        assert_eq!(back.len(), n);
+        let any = decode_any(&frame, &lim).unwrap();
+        assert!(matches!(any, AnyFilter::Ribbon(_)));
+        assert_eq!(encode_any(&any), frame, "n = {n}");
+    }
+}
+
+/// Given the solution, each non-member matches independently with
+/// probability 2^-c (its fingerprint is independent of everything else),
+/// so the hits over Q non-members have mean Q·f (f = expected_fpr, exact)
+/// and variance at most Q·f: the bound is 5 standard deviations.
+#[test]
+fn false_positive_rate_is_as_planned() {
+    let n = 200_000u64;
+    let q = 1_000_000u64;
+    let ks = keys(n);
+    for target in [1.0 / 256.0, 0.01, 0.03] {
+        let f = RibbonFilter::from_keys(&ks, target, 5).unwrap();
+        let expected = f.expected_fpr();
+        // The upper blocks are chosen for the rate closest to f. One block
+        // more or less moves at most 128 start rows, of at most two shards
+        // (each has at least 128 rows), from 2^-r to 2^-(r+1): a key sees
+        // one of them with probability at most 2·128/(S·t) (t the fewest
+        // start rows of a shard), so the rate is within that times 2^-(r+1).
+        let shards: Vec<_> = f.shards().collect();
+        let t = shards.iter().map(|s| s.rows - 127).min().unwrap() as f64;
+        let step = 2.0 * 128.0 / (shards.len() as f64 * t) * 0.5f64.powi(f.columns() as i32 + 1);
+        assert!(
+            (expected - target).abs() <= step,
+            "{expected} vs {target} ± {step}"
+        );
+        let hits = (0..q)
+            .filter(|i| f.contains(format!("stranger-{i}").as_bytes()))
+            .count() as f64;
+        let mean = q as f64 * expected;
+        let tol = 5.0 * mean.sqrt();
+        assert!(
+            (hits - mean).abs() <= tol,
+            "f {target}: {hits} hits, {mean:.0} ± {tol:.0}"
+        );
+    }
+}
+
+/// The frame, header and shard table included, costs at most 3% more than
+/// log2(1/f) bits per key at n ≥ 10^4 (the target this kind is built for:
+/// ~0.8% spare rows, the block rounding, and at fractional rates the
+/// convexity of 2^-c, at most 0.086 bits).
+#[test]
+fn bits_per_key_near_log2_one_over_f() {
+    for n in [10_000u64, 200_000] {
+        let ks = keys(n);
+        for target in [
+            0.5f64.powi(8),
+            0.5f64.powi(12),
+            0.5f64.powi(16),
+            0.5f64.powi(20),
+            0.01,
+        ] {
+            let f = RibbonFilter::from_keys(&ks, target, 3).unwrap();
+            let frame = encode_ribbon(&f);
+            let bits = frame.len() as f64 * 8.0 / n as f64;
+            let ideal = (1.0 / f.expected_fpr()).log2();
+            assert!(
+                bits <= 1.03 * ideal,
+                "n {n} f {target}: {bits:.3} vs {ideal:.3}"
+            );
+        }
+    }
+}
+
+#[test]
+fn truncations_and_bit_flips_are_refused() {
+    let lim = DecodeLimits::default();
+    let f = RibbonFilter::from_keys(keys(100), 1.0 / 16.0, 2).unwrap();
+    let frame = encode_ribbon(&f);
+    common::assert_corruptions_refused(&frame, &lim, "ribbon");
+}
+
+/// A version-3 kind-5 frame with this payload and header, CRC fixed.
+fn frame(ty: u8, m: u64, k: u64, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0xCB, 0xF1, 3, ty, 1, 0, 5];
+    for v in [0, m, k, 0, payload.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(payload);
+    f.extend_from_slice(&[0; 4]);
+    common::fix_crc(&mut f);
+    f
+}
+
+#[test]
+fn hostile_lengths_are_refused() {
+    let lim = DecodeLimits::unlimited();
+    // 2^40 blocks declared, six bytes sent: refused by the header.
+    let e = decode_any(&frame(0, 128 << 40, 8, &[128, 0, 1, 0x80, 1, 0]), &lim).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            DecodeError::InvalidField {
+                field: "payload_len",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // One shard of 128 rows (one block) and 8 columns needs 128 bytes of
+    // words: one short, one over.
+    let mut p = vec![128, 0, 1, 0x80, 1, 0];
+    p.extend_from_slice(&[0; 127]);
+    assert!(matches!(
+        decode_any(&frame(0, 128, 8, &p), &lim),
+        Err(DecodeError::InvalidField { .. })
+    ));
+    p.extend_from_slice(&[0; 2]);
+    assert!(matches!(
+        decode_any(&frame(0, 128, 8, &p), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
+    p.pop();
+    assert!(matches!(
+        decode_any(&frame(0, 128, 8, &p), &lim),
+        Ok(AnyFilter::Ribbon(_))
+    ));
+    // A shard count the payload cannot describe, and a block sum too large.
+    let mut many = vec![128, 0];
+    varint::put(&mut many, 1 << 50);
+    many.extend_from_slice(&[0; 130]);
+    assert!(matches!(
+        decode_any(&frame(0, 128, 8, &many), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
+    // Shard rows that do not add up to m; upper blocks with 64 lower
+    // columns (a 65th column); a coded type.
+    assert!(matches!(
+        decode_any(&frame(0, 127, 8, &p), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
+    let mut wide = vec![128, 1, 1, 0x80, 1, 0];
+    wide.resize(6 + 16 * 65, 0);
+    assert!(matches!(
+        decode_any(&frame(0, 128, 64, &wide), &lim),
+        Err(DecodeError::Ribbon { .. })
+    ));
+    assert!(matches!(
+        decode_any(&frame(1, 128, 8, &p), &lim),
+        Err(DecodeError::InvalidField {
+            field: "filter type",
+            ..
+        })
+    ));
+}
+
+/// There is no delta of kind 5: a changed set is sent as a full frame.
+#[test]
+fn deltas_are_refused() {
+    let lim = DecodeLimits::unlimited();
+    let p = vec![0u8; 40];
+    for ty in [2u8, 3] {
+        let e = decode_any(&frame(ty, 128, 1, &p), &lim).unwrap_err();
+        assert!(
+            matches!(e, DecodeError::WrongFrameType { found, .. } if found.id() == ty),
+            "{e}"
+        );
+    }
+}
