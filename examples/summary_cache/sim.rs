@@ -7,7 +7,7 @@
 //! Each node answers "which peer may have this URL" from what it received.
 //!
 //! Used by `examples/summary_cache/main.rs` (the full run, printed) and
-//! `tests/summary_cache.rs` (a small run, asserted).
+//! `tests/sync/summary_cache.rs` (a small run, asserted).
 
 // Shared by the example and the test, which each read a subset of the fields.
 #![allow(dead_code)]
