@@ -96,3 +96,67 @@ fn frames_cost_log2_one_over_f_and_keep_their_rate() {
         );
     }
 }
+
+/// `cbloom plan --needs`: a static set goes as a ribbon filter; a receiver
+/// that takes deltas gets a Bloom kind, with the ribbon kind among the
+/// alternatives as the one without deltas; the default output is unchanged.
+#[test]
+fn plan_chooses_the_kind_for_the_receiver() {
+    let plan = |needs: &str| -> serde_json::Value {
+        let o = cbloom(
+            &[
+                "plan", "--n", "1e5", "--fpr", "0.001", "--needs", needs, "--json",
+            ],
+            b"",
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = plan("static");
+    assert_eq!(v["recommended"]["kind"], "ribbon");
+    assert!(v["build"].as_str().unwrap().contains("--type ribbon"));
+    let best = v["recommended"]["expected_bytes"].as_f64().unwrap();
+    for alt in v["alternatives"].as_array().unwrap() {
+        assert!(best <= alt["expected_bytes"].as_f64().unwrap(), "{alt}");
+    }
+    let v = plan("delta");
+    let kind = v["recommended"]["kind"].as_str().unwrap();
+    assert!(
+        ["standard", "partitioned", "sparse"].contains(&kind),
+        "{kind}"
+    );
+    let ribbon = v["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "ribbon")
+        .unwrap();
+    assert_eq!(ribbon["lacks"], "deltas");
+    assert_eq!(plan("counting")["recommended"]["kind"], "counting");
+    assert_eq!(plan("growth")["recommended"]["kind"], "scalable");
+    // No kind removes keys and grows.
+    let o = cbloom(
+        &[
+            "plan",
+            "--n",
+            "1e5",
+            "--fpr",
+            "0.001",
+            "--needs",
+            "counting,growth",
+        ],
+        b"",
+    );
+    assert!(!o.status.success());
+    // The table names the choice and how to build it.
+    let o = cbloom(
+        &["plan", "--n", "1e5", "--bytes", "2e5", "--needs", "static"],
+        b"",
+    );
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("recommended: ribbon")
+            && s.contains("cbloom build --type ribbon --bytes 200000"),
+        "{s}"
+    );
+}
