@@ -1,16 +1,23 @@
 //! Construction: banded Gaussian elimination "on the fly" and back
-//! substitution (Dillinger & Walzer 2021, sections 2 and 3), one shard at a
-//! time.
+//! substitution (Dillinger & Walzer 2021, sections 2 and 3), shard by
+//! shard.
 //!
-//! Each key's equation is added as it comes: starting at its start row, if
-//! the row holds no pivot the equation is stored there; otherwise the
-//! stored equation is XORed in (clearing the leading coefficient), and the
-//! search moves to the next set coefficient. An equation that vanishes
-//! with a zero right-hand side was implied by the others (a duplicate
-//! key); with a non-zero one the system has no solution, and the shard is
-//! built again with the next construction seed. Back substitution then
-//! fills the rows from the last to the first, one column at a time, as
-//! 128-row words (the interleaved layout of section 8.5).
+//! A shard's equations are added in order of start row: starting at its
+//! start row, if the row holds no pivot the equation is stored there;
+//! otherwise the stored equation is XORed in (clearing the leading
+//! coefficient), and the search moves to the next set coefficient. An
+//! equation that vanishes with a zero right-hand side was implied by the
+//! others (a duplicate key); with a non-zero one the system has no
+//! solution, and the shard is built again with the next construction seed.
+//! Back substitution then fills the rows from the last to the first, as
+//! 128-row words per column (the interleaved layout of section 8.5).
+//!
+//! Speed: the elimination is a chain of dependent steps, about 28 per key
+//! at the planned sizes (a shard has 2.3% more keys than start rows, so the
+//! equations waiting for a free row pile up along it), and a shard takes
+//! 1.7 tries on average. Four shards are eliminated side by side so that
+//! their chains overlap (`LANES`); the order of the equations and the
+//! interleaving change nothing in the result ([`build`]).
 //!
 //! Sizing: the rows a shard needs to succeed grow slowly with its size
 //! (the fluctuation of its local load; RocksDB's tables for w = 128
