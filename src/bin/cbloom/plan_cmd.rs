@@ -4,7 +4,8 @@ use crate::CliResult;
 use clap::Args;
 use compressed_bloom::kinds::ribbon::plan as ribbon_plan;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
-use compressed_bloom::plan::{self, Constraints, Plan};
+use compressed_bloom::plan::{self, Choice, Constraints, Needs, Plan};
+use compressed_bloom::FilterKind;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -40,6 +41,11 @@ pub(crate) struct PlanArgs {
     /// Hash seed (its varint is part of the frame).
     #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
     seed: u64,
+    /// What the receiver does besides querying (comma-separated):
+    /// `static` (replaced whole), `delta`, `union`, `counting` (removes
+    /// keys), `growth`. Shows the kind to send and every kind's plan.
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with_all = ["delta_fraction", "bits_per_key"])]
+    needs: Vec<NeedArg>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -49,6 +55,156 @@ pub(crate) struct PlanArgs {
     /// delta budget, with --bits-per-key f against k at that m/n.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+}
+
+/// One value of `--needs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum NeedArg {
+    /// Nothing besides queries: the set is sent whole and replaced whole.
+    Static,
+    /// Deltas: the change since the last frame.
+    #[value(alias = "deltas")]
+    Delta,
+    /// ORs two filters of the same parameters.
+    Union,
+    /// Removes keys.
+    #[value(alias = "deletion")]
+    Counting,
+    /// Adds keys beyond --n.
+    Growth,
+}
+
+/// The library's needs for the `--needs` values.
+fn needs_of(args: &[NeedArg]) -> Needs {
+    let mut n = Needs::STATIC;
+    for a in args {
+        match a {
+            NeedArg::Static => {}
+            NeedArg::Delta => n.deltas = true,
+            NeedArg::Union => n.union = true,
+            NeedArg::Counting => n.deletion = true,
+            NeedArg::Growth => n.growth = true,
+        }
+    }
+    n
+}
+
+/// The names of what a receiver needs, for the table's title.
+fn needs_words(n: Needs) -> String {
+    let words: Vec<&str> = [
+        (n.deltas, "deltas"),
+        (n.union, "unions"),
+        (n.deletion, "deletion"),
+        (n.growth, "growth"),
+    ]
+    .iter()
+    .filter_map(|&(on, w)| on.then_some(w))
+    .collect();
+    if words.is_empty() {
+        "a static set (sent whole, replaced whole)".to_string()
+    } else {
+        words.join(", ")
+    }
+}
+
+/// How to build the chosen kind (`build` plans it again from the target,
+/// with its own receiver-memory defaults).
+fn build_hint(c: &Choice, target: Target) -> String {
+    let size = match target {
+        Target::Fpr(f) => format!("--fpr {f}"),
+        Target::Bytes(z) => format!("--bytes {z}"),
+    };
+    match c.kind {
+        FilterKind::Scalable => format!(
+            "cbloom build --type scalable {size} --initial-capacity {}",
+            c.plan.n.max(1)
+        ),
+        k => format!("cbloom build --type {} {size}", k.name()),
+    }
+}
+
+fn choice_json(c: &Choice, receiver: Option<f64>) -> serde_json::Value {
+    let mut v = plan_json(&c.plan);
+    v["kind"] = json!(c.kind.name());
+    v["lacks"] = json!(c.lacks);
+    if let Some(r) = receiver {
+        v["receiver_bytes"] = json!(r);
+    }
+    v
+}
+
+/// `cbloom plan --needs`: the kind to send and every kind's plan.
+fn recommend(a: &PlanArgs, cons: &Constraints) -> CliResult {
+    let target = match (a.bytes, a.fpr) {
+        (Some(z), _) => Target::Bytes(z),
+        (None, Some(f)) => Target::Fpr(f),
+        _ => return Err("--needs takes --bytes or --fpr".into()),
+    };
+    let needs = needs_of(&a.needs);
+    let (chosen, others) = plan::recommend(a.n, target, needs, cons)?;
+    let by_budget = matches!(target, Target::Bytes(_));
+    if a.json {
+        let v = json!({
+            "needs": {
+                "deltas": needs.deltas,
+                "union": needs.union,
+                "deletion": needs.deletion,
+                "growth": needs.growth,
+            },
+            "recommended": choice_json(&chosen, None),
+            "build": build_hint(&chosen, target),
+            "alternatives": others.iter().map(|c| choice_json(c, None)).collect::<Vec<_>>(),
+        });
+        outln!("{v}");
+        return Ok(());
+    }
+    match target {
+        Target::Bytes(z) => outln!("n = {} keys, frame budget {z} bytes", a.n),
+        Target::Fpr(f) => outln!("n = {} keys, target false-positive rate {f}", a.n),
+    }
+    outln!("the receiver needs: {}", needs_words(needs));
+    outln!();
+    outln!(
+        "  {:<12} {:>12} {:>14} {:>10} {:>10}  {}",
+        "kind",
+        "f",
+        "frame bytes",
+        "bits/key",
+        if by_budget { "f vs" } else { "frame vs" },
+        "meets the needs"
+    );
+    for (i, c) in std::iter::once(&chosen).chain(&others).enumerate() {
+        let vs = if by_budget {
+            c.plan.fpr / chosen.plan.fpr
+        } else {
+            c.plan.expected_bytes / chosen.plan.expected_bytes
+        };
+        outln!(
+            "{} {:<12} {:>12} {:>14.0} {:>10.3} {:>9.2}×  {}",
+            if i == 0 { "*" } else { " " },
+            c.kind.name(),
+            fmt_fpr(c.plan.fpr),
+            c.plan.expected_bytes,
+            c.plan.compressed_bits_per_key,
+            vs,
+            match c.lacks {
+                None => "yes".to_string(),
+                Some(l) => format!("no: no {l}"),
+            }
+        );
+    }
+    outln!();
+    outln!(
+        "recommended: {} (marked *), {} of the kinds that meet the needs",
+        chosen.kind.name(),
+        if by_budget {
+            "the lowest f within the budget"
+        } else {
+            "the smallest frame at the target f"
+        },
+    );
+    outln!("  {}", build_hint(&chosen, target));
+    Ok(())
 }
 
 pub(crate) fn run(a: &PlanArgs) -> CliResult {
@@ -63,6 +219,9 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     }
     if let (Some(bpk), Some(k)) = (a.bits_per_key, a.k) {
         return evaluate(a, bpk, k);
+    }
+    if !a.needs.is_empty() {
+        return recommend(a, &cons);
     }
     let (chosen, standard, title) = match (a.bytes, a.fpr) {
         (Some(z), _) => {

@@ -55,19 +55,40 @@ pub fn shard_of(h: KeyHash, shards: u64) -> u64 {
     reduce(h.h1, shards)
 }
 
+/// `z`: the key's h2 under construction seed `cseed`.
+#[inline]
+pub fn seeded(h: KeyHash, cseed: u8) -> u64 {
+    h.h2 ^ (u64::from(cseed).wrapping_add(1)).wrapping_mul(SEED_MULTIPLIER)
+}
+
+/// The start row of a key with seeded hash `z` (see [`seeded`]) among
+/// `starts` possible start rows: `v_0` reduced.
+#[inline]
+pub fn start_of(z: u64, starts: u64) -> u64 {
+    reduce(mix(z), starts)
+}
+
+/// The coefficient row (low half, high half; bit 0 set) and the
+/// fingerprint of a key with seeded hash `z`: `v_1`, `v_2`, `v_3`.
+#[inline]
+pub fn row_of(z: u64) -> (u64, u64, u64) {
+    (
+        mix(z.wrapping_add(STEP)) | 1,
+        mix(z.wrapping_add(STEP.wrapping_mul(2))),
+        mix(z.wrapping_add(STEP.wrapping_mul(3))),
+    )
+}
+
 /// The equation of a key in a shard with construction seed `cseed` and
 /// `starts` possible start rows (its rows − 127).
 #[inline]
 pub fn equation(h: KeyHash, cseed: u8, starts: u64) -> Equation {
-    let z = h.h2 ^ (u64::from(cseed).wrapping_add(1)).wrapping_mul(SEED_MULTIPLIER);
-    let v0 = mix(z);
-    let v1 = mix(z.wrapping_add(STEP));
-    let v2 = mix(z.wrapping_add(STEP.wrapping_mul(2)));
-    let v3 = mix(z.wrapping_add(STEP.wrapping_mul(3)));
+    let z = seeded(h, cseed);
+    let (lo, hi, fingerprint) = row_of(z);
     Equation {
-        start: reduce(v0, starts),
-        coef: u128::from(v1) | (u128::from(v2) << 64) | 1,
-        fingerprint: v3,
+        start: start_of(z, starts),
+        coef: u128::from(lo) | (u128::from(hi) << 64),
+        fingerprint,
     }
 }
 

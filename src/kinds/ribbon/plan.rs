@@ -23,6 +23,11 @@ pub struct Estimate {
     pub frame_bytes: u64,
 }
 
+/// Rows expected for n keys: n·1.01, and at least one band of 128.
+pub fn expected_rows(n: u64) -> u64 {
+    (n as f64 * ROWS_PER_KEY).round().max(128.0) as u64
+}
+
 /// The expected frame for n keys at rate `fpr`.
 ///
 /// # Errors
