@@ -42,8 +42,11 @@
 //! * `simd` (default): type 4's byte decoder with AVX-512 on x86-64
 //!   machines that have it (detected at run time; elsewhere the portable
 //!   decoder runs), through `pulp`'s safe intrinsics: four or more large
-//!   blocks at a time, 1.2–1.3 GB/s on one thread where the portable
-//!   decoder gives 0.9 (docs/BENCHMARKS.md). Same results either way.
+//!   blocks at a time (1.2–1.3 GB/s on one thread on the 17.5 MB filter
+//!   where the portable decoder gives 0.9, by `cargo bench --bench codec
+//!   -- 'm=140000000.*static-decode/1'` with and without the feature;
+//!   whole processes, which also read and write the bytes, differ less).
+//!   Same results either way.
 //! * `serde`: `Serialize`/`Deserialize` for every filter type, as wire
 //!   frames (one byte string; decoded under the default limits).
 //! * `tokio`: `tokio_codec::FrameCodec`, a `tokio_util` codec that
