@@ -699,9 +699,7 @@ pub fn encode_delta_partitioned(
     old: &PartitionedBloomFilter,
     new: &PartitionedBloomFilter,
 ) -> Result<Vec<u8>, FilterError> {
-    let mut change = Change::new(old.bits(), new.bits(), None)?;
-    change.kind = FilterKind::Partitioned;
-    Ok(change.smallest(old.bits(), new.bits()))
+    encode_delta_partitioned_as(old, new, FilterType::Coded)
 }
 
 /// [`encode_delta_partitioned`] with the delta type chosen:

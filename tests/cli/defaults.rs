@@ -2,22 +2,15 @@
 //! readers take; numbers are read as typed on every numeric flag; plans
 //! fit the receiver's memory; failures are clean and say why.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::process::{run, s, stderr, stdout, BIN};
+use crate::process::{keys, run, s, stderr, stdout, BIN};
 
 fn ok(args: &[&str]) -> Output {
     let o = run(args);
     assert!(o.status.success(), "cbloom {args:?}: {}", stderr(&o));
     o
-}
-
-fn keys(dir: &Path, name: &str, lines: impl IntoIterator<Item = String>) -> PathBuf {
-    let p = dir.join(name);
-    let text: String = lines.into_iter().map(|l| l + "\n").collect();
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 fn inspect_json(frame: &Path) -> serde_json::Value {

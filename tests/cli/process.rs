@@ -1,6 +1,6 @@
 //! Running the `cbloom` binary and reading what it printed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The binary under test, built by cargo for the integration tests.
@@ -24,4 +24,12 @@ pub fn stderr(o: &Output) -> String {
 /// The standard output, as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Writes `lines` to `dir/name`, one per line, and returns the path.
+pub fn keys(dir: &Path, name: &str, lines: impl IntoIterator<Item = String>) -> PathBuf {
+    let p = dir.join(name);
+    let text: String = lines.into_iter().map(|l| l + "\n").collect();
+    std::fs::write(&p, text).unwrap();
+    p
 }

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::process::{run, s, stderr, BIN};
+use crate::process::{keys, run, s, stderr, BIN};
 
 fn no_panic(o: &Output) {
     let e = stderr(o);
@@ -16,13 +16,6 @@ fn no_panic(o: &Output) {
         !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
         "{e}"
     );
-}
-
-fn keys(dir: &Path, name: &str, lines: impl IntoIterator<Item = String>) -> PathBuf {
-    let p = dir.join(name);
-    let text: String = lines.into_iter().map(|l| l + "\n").collect();
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 fn inspect_json(frame: &Path) -> serde_json::Value {
