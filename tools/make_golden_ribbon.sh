@@ -10,19 +10,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=tests/vectors
 list="$out/golden_ribbon.txt"
-echo "# name fpr seed n (keys key-1..key-N; NAME.queries = the N keys, then other-1..other-max(N,100); NAME.answers = the reference's answers)" > "$list"
-make() { # name fpr seed n
-  local name=$1 fpr=$2 seed=$3 n=$4
+echo "# name fpr seed n build (keys key-1..key-N built the default (compact) or --fast way; NAME.queries = the N keys, then other-1..other-max(N,100); NAME.answers = the reference's answers)" > "$list"
+make() { # name fpr seed n [fast]
+  local name=$1 fpr=$2 seed=$3 n=$4 how=${5:-compact}
   local others=$(( n > 100 ? n : 100 ))
+  local flag=()
+  [ "$how" = fast ] && flag=(--fast)
   { seq 1 "$n" | sed 's/^/key-/'; seq 1 "$others" | sed 's/^/other-/'; } > "$out/$name.queries"
   seq 1 "$n" | sed 's/^/key-/' | cargo run --quiet --bin cbloom -- build --type ribbon \
-    --keys - --fpr "$fpr" --seed "$seed" -o "$out/$name.cbf"
+    --keys - --fpr "$fpr" --seed "$seed" "${flag[@]}" -o "$out/$name.cbf"
   python3 tools/ref_ribbon.py query "$out/$name.cbf" "$out/$name.queries" "$out/$name.answers" "$n"
-  echo "$name $fpr $seed $n" >> "$list"
+  echo "$name $fpr $seed $n $how" >> "$list"
 }
 make ribbon_empty 0.01       0 0
 make ribbon_one   0.25       1 1
 make ribbon_small 0.0625     2 100
 make ribbon_frac  0.01       3 3000
 make ribbon_shards 0.03      4 12000
+make ribbon_fast  0.25       5 17000 fast
 echo "ribbon goldens written and cross-checked"

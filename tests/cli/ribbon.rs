@@ -46,11 +46,12 @@ fn build_query_inspect() {
     assert!(!o.status.success());
 }
 
-/// `cbloom build --type ribbon` at f = 2^-8 and 2^-20 on 2·10^5 keys: at
-/// most 3% over log2(1/f) bits per key on the wire, every member present,
-/// and the false positives of 10^6 non-members within 5 standard
-/// deviations of the rate `inspect` reports (each non-member matches
-/// independently with that probability; 2^-20 expects about one).
+/// `cbloom build --type ribbon` at f = 2^-8 and 2^-20 on 2·10^5 keys, by
+/// default and with `--fast`: at most 3% over log2(1/f) bits per key on
+/// the wire, every member present, and the false positives of 10^6
+/// non-members within 5 standard deviations of the rate `inspect` reports
+/// (each non-member matches independently with that probability; 2^-20
+/// expects about one). The default frame is the smaller one.
 #[test]
 fn frames_cost_log2_one_over_f_and_keep_their_rate() {
     let dir = tempfile::tempdir().unwrap();
@@ -63,37 +64,60 @@ fn frames_cost_log2_one_over_f_and_keep_their_rate() {
         s[at..].split_whitespace().next().unwrap().parse().unwrap()
     };
     for (arg, f) in [("2^-8", 0.5f64.powi(8)), ("2^-20", 0.5f64.powi(20))] {
-        let out = dir.path().join(format!("r{arg}.cbf"));
-        let out = out.to_str().unwrap();
-        let o = cbloom(
-            &[
+        let mut sizes = Vec::new();
+        for how in ["", "--fast"] {
+            let out = dir.path().join(format!("r{arg}{how}.cbf"));
+            let out = out.to_str().unwrap();
+            let mut args = vec![
                 "build", "--type", "ribbon", "--keys", "-", "--fpr", arg, "-o", out,
-            ],
-            keys.as_bytes(),
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let bits = std::fs::metadata(out).unwrap().len() as f64 * 8.0 / n as f64;
-        assert!(
-            bits <= 1.03 * (1.0 / f).log2(),
-            "{arg}: {bits:.3} bits per key"
-        );
-        let o = cbloom(&["query", out, "--keys", "-", "--count"], keys.as_bytes());
-        assert_eq!(present(&o), n as f64, "{arg}");
-        let o = cbloom(&["inspect", out, "--json"], b"");
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let expected = v["expected_fpr"].as_f64().unwrap();
-        assert!((expected / f - 1.0).abs() < 0.01, "{arg}: {expected}");
-        let o = cbloom(
-            &["query", out, "--keys", "-", "--count"],
-            strangers.as_bytes(),
-        );
-        let mean = 1e6 * expected;
-        let hits = present(&o);
-        assert!(
-            (hits - mean).abs() <= 5.0 * mean.sqrt().max(1.0),
-            "{arg}: {hits} false positives, {mean:.1} expected"
-        );
+            ];
+            args.extend(Some(how).filter(|h| !h.is_empty()));
+            let o = cbloom(&args, keys.as_bytes());
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let bytes = std::fs::metadata(out).unwrap().len();
+            sizes.push(bytes);
+            let bits = bytes as f64 * 8.0 / n as f64;
+            assert!(
+                bits <= 1.03 * (1.0 / f).log2(),
+                "{arg} {how}: {bits:.3} bits per key"
+            );
+            let o = cbloom(&["query", out, "--keys", "-", "--count"], keys.as_bytes());
+            assert_eq!(present(&o), n as f64, "{arg}");
+            let o = cbloom(&["inspect", out, "--json"], b"");
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let expected = v["expected_fpr"].as_f64().unwrap();
+            assert!((expected / f - 1.0).abs() < 0.01, "{arg}: {expected}");
+            let o = cbloom(
+                &["query", out, "--keys", "-", "--count"],
+                strangers.as_bytes(),
+            );
+            let mean = 1e6 * expected;
+            let hits = present(&o);
+            assert!(
+                (hits - mean).abs() <= 5.0 * mean.sqrt().max(1.0),
+                "{arg} {how}: {hits} false positives, {mean:.1} expected"
+            );
+        }
+        assert!(sizes[0] < sizes[1], "{arg}: {sizes:?}");
     }
+    // --fast is the ribbon kind's alone.
+    let file = dir.path().join("keys.txt");
+    std::fs::write(&file, &keys).unwrap();
+    let o = cbloom(
+        &[
+            "build",
+            "--keys",
+            file.to_str().unwrap(),
+            "--fpr",
+            "0.01",
+            "--fast",
+            "-o",
+            "-",
+        ],
+        b"",
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fast applies to the ribbon kind"));
 }
 
 /// `cbloom plan --needs`: a static set goes as a ribbon filter; a receiver

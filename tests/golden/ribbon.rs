@@ -8,7 +8,8 @@
 use crate::common;
 
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
-use compressed_bloom::kinds::ribbon::RibbonFilter;
+use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
+use compressed_bloom::KeyHash;
 use compressed_bloom::{format, DecodeLimits, FilterKind};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
@@ -26,6 +27,11 @@ fn ribbon_goldens() {
             f[2].parse::<u64>().unwrap(),
             f[3].parse::<u64>().unwrap(),
         );
+        let how = match f[4] {
+            "compact" => Build::Compact,
+            "fast" => Build::Fast,
+            other => panic!("{name}: unknown build {other}"),
+        };
         let frame = std::fs::read(format!("{DIR}/{name}.cbf")).unwrap();
         let h = format::inspect(&frame, &lim).unwrap();
         assert_eq!(
@@ -41,8 +47,10 @@ fn ribbon_goldens() {
             count += 1;
         }
         assert_eq!(count, queries.lines().count(), "{name}");
-        let keys = (1..=n).map(|i| format!("key-{i}"));
-        let built = RibbonFilter::from_keys(keys, fpr, seed).unwrap();
+        let hashes: Vec<KeyHash> = (1..=n)
+            .map(|i| KeyHash::new(format!("key-{i}").as_bytes(), seed))
+            .collect();
+        let built = RibbonFilter::from_hashes_with(&hashes, fpr, seed, how).unwrap();
         assert_eq!(
             encode_ribbon(&built),
             frame,
@@ -53,5 +61,5 @@ fn ribbon_goldens() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 5);
+    assert_eq!(seen, 6);
 }

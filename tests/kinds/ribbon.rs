@@ -5,9 +5,9 @@
 use crate::common;
 
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
-use compressed_bloom::kinds::ribbon::RibbonFilter;
+use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::wire::varint;
-use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits};
+use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits, KeyHash};
 
 fn keys(n: u64) -> Vec<String> {
     (0..n).map(|i| format!("member-{i}")).collect()
@@ -90,6 +90,52 @@ fn bits_per_key_near_log2_one_over_f() {
                 "n {n} f {target}: {bits:.3} vs {ideal:.3}"
             );
         }
+    }
+}
+
+/// The fast build: every member present, the frame round-trips, the rate
+/// is as planned (5 standard deviations, as above), at most 3% over
+/// log2(1/f) at f = 2^-r, and rows per key as `Build::rows_per_key` says:
+/// every shard starts at ⌊1.02·n_i⌋ rows (so at least 1.02·n − shards) and
+/// a retry adds 0.1% of a shard, so 1.5 retries per shard on average would
+/// be needed to pass 1.0215. The default build has fewer rows.
+#[test]
+fn fast_build_keeps_members_rate_and_size() {
+    let lim = DecodeLimits::default();
+    let n = 200_000u64;
+    let ks = keys(n);
+    let hashes: Vec<KeyHash> = ks.iter().map(|k| KeyHash::new(k.as_bytes(), 9)).collect();
+    for target in [1.0 / 256.0, 0.01] {
+        let f = RibbonFilter::from_hashes_with(&hashes, target, 9, Build::Fast).unwrap();
+        assert!(ks.iter().all(|k| f.contains(k.as_bytes())));
+        let frame = encode_ribbon(&f);
+        assert_eq!(decode_ribbon(&frame, &lim).unwrap(), f);
+        let per_key = f.rows() as f64 / n as f64;
+        let shards = f.shards().count() as f64;
+        assert!(
+            per_key >= 1.02 - shards / n as f64 && per_key <= 1.0215,
+            "{per_key}"
+        );
+        assert!(
+            (per_key - Build::Fast.rows_per_key()).abs() < 0.001,
+            "{per_key}"
+        );
+        let compact = RibbonFilter::from_hashes(&hashes, target, 9).unwrap();
+        assert!(compact.rows() < f.rows());
+        if target == 1.0 / 256.0 {
+            let bits = frame.len() as f64 * 8.0 / n as f64;
+            assert!(bits <= 1.03 * 8.0, "{bits}");
+        }
+        let q = 1_000_000u64;
+        let hits = (0..q)
+            .filter(|i| f.contains(format!("stranger-{i}").as_bytes()))
+            .count() as f64;
+        let mean = q as f64 * f.expected_fpr();
+        let tol = 5.0 * mean.sqrt();
+        assert!(
+            (hits - mean).abs() <= tol,
+            "f {target}: {hits} hits, {mean:.0} ± {tol:.0}"
+        );
     }
 }
 

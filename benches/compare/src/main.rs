@@ -560,7 +560,7 @@ fn kinds() {
 /// hashing the key (best of 3 runs for build and decode).
 fn ribbon() {
     use compressed_bloom::format::{decode_ribbon, decode_sparse, encode_ribbon, encode_sparse};
-    use compressed_bloom::kinds::ribbon::RibbonFilter;
+    use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
     use compressed_bloom::kinds::sparse::SparseFilter;
     use compressed_bloom::plan::kinds::plan_sparse_for_fpr;
     use compressed_bloom::plan::Constraints;
@@ -602,14 +602,16 @@ fn ribbon() {
             );
         };
         let measurable = f * queries as f64 >= 5.0;
-        // Ribbon.
-        let (tb, flt) = best(3, || RibbonFilter::from_hashes(&hashes, f, 1).unwrap());
-        let frame = encode_ribbon(&flt);
-        let (td, back) = best(3, || decode_ribbon(&frame, &lim).unwrap());
-        assert_eq!(back, flt);
-        assert!(hashes.iter().all(|&h| flt.contains_hash(h)));
-        let (meas, qns) = probe(&|q| flt.contains(q));
-        row("ribbon (this crate)", bpk(frame.len()), flt.expected_fpr(), measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+        // Ribbon, both ways of building it.
+        for (name, how) in [("ribbon (this crate)", Build::Compact), ("ribbon --fast (this crate)", Build::Fast)] {
+            let (tb, flt) = best(3, || RibbonFilter::from_hashes_with(&hashes, f, 1, how).unwrap());
+            let frame = encode_ribbon(&flt);
+            let (td, back) = best(3, || decode_ribbon(&frame, &lim).unwrap());
+            assert_eq!(back, flt);
+            assert!(hashes.iter().all(|&h| flt.contains_hash(h)));
+            let (meas, qns) = probe(&|q| flt.contains(q));
+            row(name, bpk(frame.len()), flt.expected_fpr(), measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+        }
         // Binary fuse: the smallest fingerprint that reaches f.
         let fuse = |bits: u32| -> (f64, f64, f64, f64) {
             let q = |contains: &dyn Fn(u64) -> bool| -> (f64, f64) {

@@ -161,6 +161,10 @@ pub(crate) struct BuildArgs {
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
     #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     initial_capacity: u64,
+    /// Ribbon kind: build in about half the time, for frames about 1%
+    /// larger (2.0% over log2(1/f) bits per key rather than 1.05%).
+    #[arg(long)]
+    fast: bool,
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
@@ -179,8 +183,12 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
             fpr: a.size.fpr,
             bytes: a.size.bytes,
             shape_given: a.size.m.is_some(),
+            fast: a.fast,
             output: &a.output,
         });
+    }
+    if a.fast {
+        return Err("--fast applies to the ribbon kind (--type ribbon)".into());
     }
     let seed = a.seed;
     let bar = progress("hashing");

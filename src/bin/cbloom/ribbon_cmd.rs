@@ -4,7 +4,7 @@
 use crate::files::{for_each_key, progress, write_all};
 use crate::CliResult;
 use compressed_bloom::format::encode_ribbon;
-use compressed_bloom::kinds::ribbon::RibbonFilter;
+use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::KeyHash;
 use std::path::Path;
 
@@ -19,6 +19,8 @@ pub(crate) struct RibbonBuild<'a> {
     /// --m/--k were given (they do not apply: rows and columns follow
     /// from the rate).
     pub(crate) shape_given: bool,
+    /// `--fast`: [`Build::Fast`] rather than the default.
+    pub(crate) fast: bool,
     pub(crate) output: &'a Path,
 }
 
@@ -47,20 +49,22 @@ pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
     })?;
     bar.finish_and_clear();
     let n = hashes.len() as u64;
+    let how = if a.fast { Build::Fast } else { Build::Compact };
     let (f, frame) = match (a.fpr, a.bytes) {
         (Some(fpr), _) => {
-            let f = RibbonFilter::from_hashes(&hashes, fpr, a.seed)?;
+            let f = RibbonFilter::from_hashes_with(&hashes, fpr, a.seed, how)?;
             let frame = encode_ribbon(&f);
             (f, frame)
         }
-        (None, Some(budget)) => fit_budget(&hashes, a.seed, budget)?,
+        (None, Some(budget)) => fit_budget(&hashes, a.seed, budget, how)?,
         (None, None) => return Err("give --fpr or --bytes for a ribbon filter".into()),
     };
     write_all(a.output, &frame)?;
     let log2 = (1.0 / f.expected_fpr()).log2();
     note!(
-        "built ribbon rows={} r={} (+1 in {} of {} blocks) n={n} from {read} keys: {} bytes, \
+        "built ribbon ({}) rows={} r={} (+1 in {} of {} blocks) n={n} from {read} keys: {} bytes, \
          {:.4} bits per key, expected f {:.3e} (log2(1/f) = {log2:.4}, {:+.2}%)",
+        if a.fast { "fast" } else { "compact" },
         f.rows(),
         f.columns(),
         f.upper_blocks(),
@@ -74,17 +78,22 @@ pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
 }
 
 /// The lowest rate whose frame fits `budget` bytes: a frame costs about
-/// 1.012·n·log2(1/f) bits (the spare rows), so start there and lower the
-/// bits by 0.25% until it fits (a few tries at most).
-fn fit_budget(hashes: &[KeyHash], seed: u64, budget: u64) -> CliResult<(RibbonFilter, Vec<u8>)> {
+/// rows per key · n · log2(1/f) bits, so start a little below that and
+/// lower the bits by 0.25% until it fits (a few tries at most).
+fn fit_budget(
+    hashes: &[KeyHash],
+    seed: u64,
+    budget: u64,
+    how: Build,
+) -> CliResult<(RibbonFilter, Vec<u8>)> {
     let n = hashes.len().max(1) as f64;
-    let mut bits = (budget as f64 * 8.0 - 200.0) / n / 1.012;
+    let mut bits = (budget as f64 * 8.0 - 200.0) / n / (how.rows_per_key() + 0.002);
     for _ in 0..40 {
         if bits < 1.0 {
             break;
         }
         let fpr = (-bits).exp2();
-        let f = RibbonFilter::from_hashes(hashes, fpr, seed)?;
+        let f = RibbonFilter::from_hashes_with(hashes, fpr, seed, how)?;
         let frame = encode_ribbon(&f);
         if frame.len() as u64 <= budget {
             return Ok((f, frame));

@@ -8,35 +8,33 @@
 //! coefficient), and the search moves to the next set coefficient. An
 //! equation that vanishes with a zero right-hand side was implied by the
 //! others (a duplicate key); with a non-zero one the system has no
-//! solution, and the shard is built again with the next construction seed.
-//! Back substitution then fills the rows from the last to the first, as
-//! 128-row words per column (the interleaved layout of section 8.5).
+//! solution, and the shard is built again with the next construction seed
+//! and a few more rows. Back substitution ([`super::solve`]) then fills
+//! the rows from the last to the first, as 128-row words per column (the
+//! interleaved layout of section 8.5).
 //!
-//! Speed: the elimination is a chain of dependent steps, about 28 per key
-//! at the planned sizes (a shard has 2.3% more keys than start rows, so the
-//! equations waiting for a free row pile up along it), and a shard takes
-//! 1.7 tries on average. Four shards are eliminated side by side so that
-//! their chains overlap (`LANES`); the order of the equations and the
-//! interleaving change nothing in the result ([`build`]).
+//! Speed: the elimination is a chain of dependent steps, one per pivot an
+//! equation meets before it finds a free row, so its cost is the backlog
+//! of equations waiting along the band; how many rows a shard gets sets
+//! that backlog and how often a try fails ([`Build`]). Four shards are
+//! eliminated side by side so that their chains overlap (`LANES`); the
+//! order of the equations and the interleaving change nothing in the
+//! result ([`build`]).
 //!
-//! Sizing: the rows a shard needs to succeed grow slowly with its size
-//! (the fluctuation of its local load; RocksDB's tables for w = 128
-//! measure about +0.4% of rows per doubling). Shards of about
-//! [`SHARD_KEYS`] keys, each sized for the keys it actually received,
-//! keep that near 1% at any n; the row count per shard costs about three
-//! bytes per shard in the frame. Shards are laid end to end over the
-//! rows, so a shard's rows need not fill whole blocks.
+//! Sizing: each shard is sized for the keys it actually received, and
+//! shards are laid end to end over the rows, so a shard's rows need not
+//! fill whole blocks; the row count and seed of a shard cost about three
+//! bytes in the frame.
 
 use super::hash::{row_of, seeded, shard_of, start_of};
+use super::sizing::Build;
+use super::solve::solve;
 use super::{RibbonError, BAND};
 use crate::hash::KeyHash;
 use crate::prelude::*;
 
-/// Keys a shard is planned for.
-pub const SHARD_KEYS: u64 = 4_000;
-
 /// Rows per block, as an index.
-const ROWS: usize = BAND as usize;
+pub(super) const ROWS: usize = BAND as usize;
 
 /// Construction seeds tried per shard before giving up (the seed is a byte).
 const SEEDS: u16 = 256;
@@ -59,32 +57,17 @@ pub struct Shard {
     pub cseed: u8,
 }
 
-/// Rows planned for a shard of `n` keys before any retry: n·1.009, and
-/// at least 128 (one band). At n = 4000 a first try then succeeds about
-/// 55 times in 100 (the ignored test `success_rates` prints the table: 49
-/// at 0.8% spare, 61 at 1.0%, 72 at 1.2%; shards of 1000 to 8000 keys
-/// behave alike); each failure adds 0.1% more rows, so the expected spare
-/// is about 1% at about 1.7 tries. The frame records each shard's rows and
-/// seed, so this rule and the retry rule decide the bytes of a frame: the
-/// golden vectors hold them.
-pub fn planned_rows(n: u64) -> u64 {
-    if n == 0 {
-        return 0;
-    }
-    n.saturating_add(n.saturating_mul(9) / 1000).max(BAND)
-}
-
 /// A row of a shard's band (`lo | hi << 64` the stored coefficients, 0 for
 /// a row without a pivot; `rhs` the right-hand side), or an equation
 /// waiting to be added (then `start` is its start row). 32 bytes, aligned,
 /// so that a step of the elimination touches one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
-struct Row {
-    lo: u64,
-    hi: u64,
-    rhs: u64,
-    start: u64,
+pub(super) struct Row {
+    pub(super) lo: u64,
+    pub(super) hi: u64,
+    pub(super) rhs: u64,
+    pub(super) start: u64,
 }
 
 /// Reusable buffers for [`equations`].
@@ -257,43 +240,6 @@ fn step(band: &mut [Row], list: &[Row], l: &mut Walk) -> Option<Event> {
     None
 }
 
-/// Back substitution over `blocks` blocks for `cols` columns (at most 64):
-/// appends, block by block, `cols` words whose bit i is the solution of row
-/// 128·block + i in that column, rows without a pivot taking 0. Going
-/// from the last row to the first, each column keeps the solutions of the
-/// 128 rows after the current one as two u64 halves; the current row's
-/// solution is the parity of their AND with its coefficients (one
-/// `count_ones` of the XOR of the two halves) XOR its right-hand side.
-#[inline(always)]
-fn solve(band: &[Row], blocks: usize, cols: u32, out: &mut Vec<u128>) {
-    let cols = cols.min(64) as usize;
-    let first = out.len();
-    out.resize(first.saturating_add(blocks.saturating_mul(cols)), 0);
-    let mut lo = [0u64; 64];
-    let mut hi = [0u64; 64];
-    let rows = blocks.saturating_mul(ROWS);
-    for i in (0..rows).rev() {
-        let r = band.get(i).copied().unwrap_or_default();
-        // The coefficients of rows i + 1 … i + 127.
-        let (clo, chi) = (r.lo.wrapping_shr(1) | r.hi.wrapping_shl(63), r.hi.wrapping_shr(1));
-        let mut rhs = r.rhs;
-        for (l, h) in lo.iter_mut().zip(hi.iter_mut()).take(cols) {
-            let bit = (u64::from(((*l & clo) ^ (*h & chi)).count_ones()) ^ rhs) & 1;
-            rhs = rhs.wrapping_shr(1);
-            *h = h.wrapping_shl(1) | l.wrapping_shr(63);
-            *l = l.wrapping_shl(1) | bit;
-        }
-        if i % ROWS == 0 {
-            let at = first.saturating_add((i / ROWS).saturating_mul(cols));
-            if let Some(dst) = out.get_mut(at..at.saturating_add(cols)) {
-                for ((d, &l), &h) in dst.iter_mut().zip(lo.iter()).zip(hi.iter()) {
-                    *d = u128::from(l) | (u128::from(h) << 64);
-                }
-            }
-        }
-    }
-}
-
 /// What [`build`] produces: the shards, and the solution for `cols`
 /// columns laid over all rows, block by block (`cols` words per block of
 /// 128 rows; the shards follow each other row by row).
@@ -318,7 +264,7 @@ pub struct Solved {
 /// # Errors
 /// [`RibbonError::Unsolvable`] if a shard fails with all 256 seeds (each
 /// failure adds rows, so this does not happen in practice).
-pub fn build(hashes: &[KeyHash], cols: u32) -> Result<Solved, RibbonError> {
+pub fn build(hashes: &[KeyHash], cols: u32, how: Build) -> Result<Solved, RibbonError> {
     // With x86-64-v3 (BMI2, POPCNT) a shift by a variable count is one
     // instruction rather than three, and `count_ones` one rather than a
     // dozen: about 5% off a build of 10^6 keys (pulp checks the CPU at run
@@ -327,10 +273,10 @@ pub fn build(hashes: &[KeyHash], cols: u32) -> Result<Solved, RibbonError> {
     if let Some(v3) = pulp::x86::V3::try_new() {
         return v3.vectorize(
             #[inline(always)]
-            || build_in(hashes, cols),
+            || build_in(hashes, cols, how),
         );
     }
-    build_in(hashes, cols)
+    build_in(hashes, cols, how)
 }
 
 /// One shard being solved: which, with which seed and rows.
@@ -459,9 +405,9 @@ impl Results {
 /// [`build`]'s body (inlined into the dispatch, so that it is compiled
 /// once per instruction set).
 #[inline(always)]
-fn build_in(hashes: &[KeyHash], cols: u32) -> Result<Solved, RibbonError> {
+fn build_in(hashes: &[KeyHash], cols: u32, how: Build) -> Result<Solved, RibbonError> {
     let n = hashes.len() as u64;
-    let shard_count = n.div_ceil(SHARD_KEYS).max(1);
+    let shard_count = n.div_ceil(how.shard_keys()).max(1);
     // Counting sort of the hashes by shard.
     let mut starts = vec![0usize; (shard_count as usize).saturating_add(1)];
     for &h in hashes {
@@ -511,7 +457,7 @@ fn build_in(hashes: &[KeyHash], cols: u32) -> Result<Solved, RibbonError> {
         pending.next().map(|shard| Job {
             shard,
             cseed: 0,
-            rows: planned_rows(keys_of(shard).len() as u64),
+            rows: how.planned_rows(keys_of(shard).len() as u64),
         })
     };
     let mut lanes = Lanes::<LANES>::new();
@@ -582,7 +528,7 @@ fn settle<'k, const K: usize>(
             Some(Job {
                 shard: job.shard,
                 cseed,
-                rows: job.rows.saturating_add(job.rows.div_ceil(1000)),
+                rows: Build::retry_rows(job.rows),
             })
         }
     };
@@ -627,12 +573,13 @@ fn place(words: &mut Vec<u128>, local: &[u128], first_row: u64, rows: u64, cols:
 /// its words from its own row 0.
 #[cfg(test)]
 fn solve_shard(keys: &[KeyHash], cols: u32, index: u64) -> Result<(Shard, Vec<u128>), RibbonError> {
+    let how = Build::Compact;
     let mut lanes = Lanes::<1>::new();
     let mut scratch = Scratch::default();
     let mut job = Job {
         shard: index as usize,
         cseed: 0,
-        rows: planned_rows(keys.len() as u64),
+        rows: how.planned_rows(keys.len() as u64),
     };
     loop {
         lanes.start(0, job, keys, &mut scratch);
@@ -649,7 +596,7 @@ fn solve_shard(keys: &[KeyHash], cols: u32, index: u64) -> Result<(Shard, Vec<u1
         if job.cseed >= SEEDS {
             return Err(RibbonError::Unsolvable { shard: index });
         }
-        job.rows += job.rows.div_ceil(1000);
+        job.rows = Build::retry_rows(job.rows);
     }
 }
 
@@ -719,12 +666,12 @@ mod tests {
     /// The textbook construction, for comparison: one shard at a time,
     /// keys in the order given, u128 rows, one column at a time in back
     /// substitution.
-    fn reference(hashes: &[KeyHash], cols: u32) -> (Vec<Shard>, Vec<u128>) {
-        let count = hashes.len().div_ceil(SHARD_KEYS as usize).max(1) as u64;
+    fn reference(hashes: &[KeyHash], cols: u32, how: Build) -> (Vec<Shard>, Vec<u128>) {
+        let count = hashes.len().div_ceil(how.shard_keys() as usize).max(1) as u64;
         let (mut shards, mut words, mut first) = (Vec::new(), Vec::new(), 0u64);
         for s in 0..count {
             let keys: Vec<KeyHash> = hashes.iter().copied().filter(|&h| shard_of(h, count) == s).collect();
-            let mut rows = planned_rows(keys.len() as u64);
+            let mut rows = how.planned_rows(keys.len() as u64);
             if rows == 0 {
                 shards.push(Shard { rows: 0, cseed: 0 });
                 continue;
@@ -780,12 +727,15 @@ mod tests {
     /// construction's shards and words exactly, at any column count.
     #[test]
     fn lanes_agree_with_the_textbook_construction() {
-        for (n, cols) in [(23_000u64, 7u32), (9_000, 64), (4_100, 1), (700, 21)] {
-            let keys = hashes(n, n);
-            let solved = build(&keys, cols).unwrap();
-            let (shards, words) = reference(&keys, cols);
-            assert_eq!(solved.shards, shards, "n {n}");
-            assert_eq!(solved.words, words, "n {n} cols {cols}");
+        let cases = [(23_000u64, 7u32), (9_000, 64), (4_100, 1), (700, 21), (70_000, 9), (33_000, 17)];
+        for how in [Build::Compact, Build::Fast] {
+            for (n, cols) in cases {
+                let keys = hashes(n, n);
+                let solved = build(&keys, cols, how).unwrap();
+                let (shards, words) = reference(&keys, cols, how);
+                assert_eq!(solved.shards, shards, "{how:?} n {n}");
+                assert_eq!(solved.words, words, "{how:?} n {n} cols {cols}");
+            }
         }
     }
 
@@ -794,38 +744,20 @@ mod tests {
     fn duplicates_are_accepted() {
         let mut keys = hashes(500, 1);
         keys.extend(hashes(500, 1));
-        let solved = build(&keys, 3).unwrap();
+        let solved = build(&keys, 3, Build::Fast).unwrap();
         assert_eq!(solved.shards.len(), 1);
-    }
-
-    /// Build time for 10^6 keys (prints; run with `--ignored --nocapture`
-    /// in release).
-    #[test]
-    #[ignore]
-    fn build_time() {
-        let keys = hashes(1_000_000, 7);
-        for cols in [9u32, 21] {
-            let t = std::time::Instant::now();
-            let solved = build(&keys, cols).unwrap();
-            let tries: u32 = solved.shards.iter().map(|s| u32::from(s.cseed) + 1).sum();
-            println!(
-                "cols {cols}: {:.1} ms, {} shards, {tries} tries",
-                t.elapsed().as_secs_f64() * 1e3,
-                solved.shards.len()
-            );
-        }
     }
 
     /// How often a first try succeeds at the planned size, per shard size
     /// (prints a table; run with `--ignored --nocapture` to re-derive the
-    /// constants of [`planned_rows`]).
+    /// constants of [`Build`]).
     #[test]
     #[ignore]
     fn success_rates() {
         let mut lanes = Lanes::<1>::new();
         let mut scratch = Scratch::default();
-        for n in [1000u64, 2000, 4000, 8000] {
-            for spare_ppm in [6000u64, 8000, 10_000, 12_000, 15_000] {
+        for n in [1000u64, 4000, 16_000, 32_000] {
+            for spare_ppm in [8000u64, 9000, 10_000, 12_000, 15_000, 20_000, 25_000] {
                 let rows = n + n * spare_ppm / 1_000_000;
                 let trials = 100u64;
                 let mut ok = 0;

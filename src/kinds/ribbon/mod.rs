@@ -10,10 +10,11 @@
 //!
 //! Why the pieces are as they are (docs/FORMAT.md section 8.5 is the
 //! contract; this module is one implementation of it):
-//! * keys are spread over **shards** of about 4000 keys, each sized for
-//!   the keys it actually got and laid end to end over the rows: a single
-//!   band over a million keys needs about 3% spare rows to succeed, a
-//!   shard sized to its own count about 1% ([`build`]);
+//! * keys are spread over **shards** of a few thousand keys, each sized
+//!   for the keys it actually got and laid end to end over the rows: a
+//!   single band over a million keys needs about 3% spare rows to succeed,
+//!   a shard sized to its own count about 1%, and 2% buys a build about
+//!   twice as fast ([`Build`] chooses);
 //! * the columns vary: the last `upper` blocks of 128 rows have r + 1
 //!   columns and the others r, so any rate between 2^-r and 2^-(r+1) is
 //!   reachable and bits per key track log2(1/f) rather than its ceiling
@@ -37,9 +38,12 @@ pub mod payload;
 #[cfg(feature = "std")]
 #[doc(hidden)]
 pub mod plan;
+mod sizing;
+mod solve;
 
 pub use filter::{columns_for, RibbonFilter};
 pub use build::Shard;
+pub use sizing::Build;
 
 use thiserror::Error;
 

@@ -1,16 +1,15 @@
-//! What a ribbon frame is expected to cost, for the planner and `cbloom
-//! plan`: rows are n·1.01 on average (the 0.9% a shard starts with plus
-//! its retries: 0.95% measured at 2·10^5 keys, 1.0% at 10^4,
-//! tests/kinds/ribbon.rs), each with r or r + 1 columns as
-//! [`super::filter::columns_for`] splits them, plus the header, the shard
-//! table and the CRC.
+//! What a ribbon frame built the default ([`Build::Compact`]) way is
+//! expected to cost, for the planner and `cbloom plan`: rows are about
+//! n·1.01 (the 0.9% spare a shard starts with plus its retries), each with
+//! r or r + 1 columns as [`super::filter::columns_for`] splits them, plus
+//! the header, the shard table and the CRC.
 
-use super::build::SHARD_KEYS;
 use super::filter::columns_for;
+use super::sizing::Build;
 use super::RibbonError;
 
-/// Rows per key, expected.
-const ROWS_PER_KEY: f64 = 1.01;
+/// How the planned frames are built.
+const HOW: Build = Build::Compact;
 
 /// The expected cost of a ribbon frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,9 +22,9 @@ pub struct Estimate {
     pub frame_bytes: u64,
 }
 
-/// Rows expected for n keys: n·1.01, and at least one band of 128.
+/// Rows expected for n keys, and at least one band of 128.
 pub fn expected_rows(n: u64) -> u64 {
-    (n as f64 * ROWS_PER_KEY).round().max(128.0) as u64
+    (n as f64 * HOW.rows_per_key()).round().max(128.0) as u64
 }
 
 /// The expected frame for n keys at rate `fpr`.
@@ -34,8 +33,8 @@ pub fn expected_rows(n: u64) -> u64 {
 /// [`RibbonError::Params`] for a rate outside (2^-64, 1/2].
 pub fn for_fpr(n: u64, fpr: f64) -> Result<Estimate, RibbonError> {
     let (r, u) = columns_for(fpr)?;
-    let rows = (n as f64 * ROWS_PER_KEY).max(128.0);
-    let shards = n.div_ceil(SHARD_KEYS).max(1) as f64;
+    let rows = (n as f64 * HOW.rows_per_key()).max(128.0);
+    let shards = n.div_ceil(HOW.shard_keys()).max(1) as f64;
     // Header (about 20 bytes with the CRC), prefix, 3 bytes per shard.
     let overhead = 24.0 + 3.0 * shards;
     let bytes = (rows * (f64::from(r) + u) / 8.0 + overhead).ceil();
