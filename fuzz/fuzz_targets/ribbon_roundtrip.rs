@@ -1,12 +1,12 @@
-//! Structured sets (keys, rate, seed): a ribbon filter has no false
-//! negatives, decode(encode(f)) == f, and the frame decodes through
-//! `decode_any` to the same filter.
+//! Structured sets (keys, rate, seed, either way of building): a ribbon
+//! filter has no false negatives, decode(encode(f)) == f, and the frame
+//! decodes through `decode_any` to the same filter.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use compressed_bloom::format::{decode_ribbon, encode_ribbon};
-use compressed_bloom::kinds::ribbon::RibbonFilter;
-use compressed_bloom::{decode_any, AnyFilter, DecodeLimits};
+use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
+use compressed_bloom::{decode_any, AnyFilter, DecodeLimits, KeyHash};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -17,13 +17,22 @@ struct Input {
     seed: u64,
     /// Repeats the keys this many times (duplicates are implied equations).
     copies: u8,
+    /// Build::Fast rather than the default.
+    fast: bool,
 }
 
 fuzz_target!(|input: Input| {
     let fpr = (-(1.0 + f64::from(input.bits) / 8.0)).exp2();
     let copies = usize::from(input.copies % 3) + 1;
-    let keys: Vec<&Vec<u8>> = input.keys.iter().cycle().take(input.keys.len() * copies).collect();
-    let f = RibbonFilter::from_keys(&keys, fpr, input.seed).unwrap();
+    let hashes: Vec<KeyHash> = input
+        .keys
+        .iter()
+        .cycle()
+        .take(input.keys.len() * copies)
+        .map(|k| KeyHash::new(k, input.seed))
+        .collect();
+    let how = if input.fast { Build::Fast } else { Build::Compact };
+    let f = RibbonFilter::from_hashes_with(&hashes, fpr, input.seed, how).unwrap();
     assert!(input.keys.iter().all(|k| f.contains(k)), "a member is absent");
     let frame = encode_ribbon(&f);
     let lim = DecodeLimits::default();
