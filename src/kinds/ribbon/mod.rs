@@ -23,9 +23,10 @@
 //!   (section 1) and a one-byte construction seed per shard ([`hash`]), so
 //!   a failed shard is retried without hashing the keys again;
 //! * the solution is stored interleaved, one 128-bit word per block and
-//!   column, so a query is two AND-and-parity steps per column, and the
-//!   payload is the queryable structure: decoding is a length check and a
-//!   copy ([`payload`]).
+//!   column, so a query is two AND-and-parity steps per column (and stops
+//!   at the first column that differs from the fingerprint: two on
+//!   average for a non-member), and the payload is the queryable
+//!   structure: decoding is a length check and a copy ([`payload`]).
 
 #[doc(hidden)]
 pub mod build;
