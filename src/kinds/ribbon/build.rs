@@ -9,7 +9,7 @@
 //! equation that vanishes with a zero right-hand side was implied by the
 //! others (a duplicate key); with a non-zero one the system has no
 //! solution, and the shard is built again with the next construction seed
-//! and a few more rows. Back substitution ([`super::solve`]) then fills
+//! and a few more rows. Back substitution (`solve.rs`) then fills
 //! the rows from the last to the first, as 128-row words per column (the
 //! interleaved layout of section 8.5).
 //!

@@ -7,9 +7,10 @@
 //! row's solution is the parity of their AND with its coefficients, XOR
 //! its right-hand side, and rows without a pivot take 0. That is a few
 //! operations per row and column, the same in every column, so with
-//! AVX-512 eight columns go through one register: about 8 ms instead of
-//! 23 for the 9 columns of 10^6 keys at f = 2^-8, and 12 instead of 52
-//! for the 21 columns at 2^-20 (`benches/compare ribbon`).
+//! AVX-512 eight columns go through one register. Over 8000 blocks (the
+//! rows of 10^6 keys) that takes 12 ms against 15–21 one column at a time
+//! for 9 columns (f = 2^-8), and 16 ms against 35–45 for 21 columns
+//! (2^-20), on a 2-vCPU AVX-512 Xeon (the ignored test `solve_time`).
 
 use super::build::{Row, ROWS};
 use crate::prelude::*;
@@ -151,5 +152,74 @@ mod wide {
                 }
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A band of random rows (bit 0 of each stored row set, a quarter of
+    /// the rows without a pivot): the substitution does not care whether
+    /// it came from an elimination.
+    fn band(rows: usize, seed: u64) -> Vec<Row> {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            super::super::hash::mix(x)
+        };
+        (0..rows)
+            .map(|_| {
+                let (lo, hi, rhs) = (next() | 1, next(), next());
+                if lo & 6 == 0 {
+                    Row::default()
+                } else {
+                    Row { lo, hi, rhs, start: 0 }
+                }
+            })
+            .collect()
+    }
+
+    /// The AVX-512 path gives the one-column-at-a-time words at every
+    /// column count (where the CPU has AVX-512; elsewhere both calls take
+    /// the same path).
+    #[test]
+    fn every_path_gives_the_same_words() {
+        for cols in [1usize, 7, 8, 9, 21, 33, 63, 64] {
+            let b = band(5 * ROWS, cols as u64);
+            let mut want = vec![0u128; 5 * cols];
+            narrow(&b, 5, cols, &mut want);
+            let mut got = Vec::new();
+            solve(&b, 5, cols as u32, &mut got);
+            assert_eq!(got, want, "{cols} columns");
+        }
+    }
+
+    /// Time of each path over 8000 blocks (about the rows of 10^6 keys) at
+    /// 9 and 21 columns (prints; run with `--release -- --ignored
+    /// --nocapture`).
+    #[test]
+    #[ignore]
+    fn solve_time() {
+        let blocks = 8000;
+        let b = band(blocks * ROWS, 1);
+        for cols in [9usize, 21] {
+            let mut out = vec![0u128; blocks * cols];
+            let t = std::time::Instant::now();
+            #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+            if let Some(v3) = pulp::x86::V3::try_new() {
+                v3.vectorize(|| narrow(&b, blocks, cols, &mut out));
+            } else {
+                narrow(&b, blocks, cols, &mut out);
+            }
+            #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
+            narrow(&b, blocks, cols, &mut out);
+            let one = t.elapsed();
+            let mut wide = Vec::new();
+            let t = std::time::Instant::now();
+            solve(&b, blocks, cols as u32, &mut wide);
+            println!("{cols} columns: one at a time {one:?}, dispatched {:?}", t.elapsed());
+            assert_eq!(wide, out);
+        }
     }
 }
