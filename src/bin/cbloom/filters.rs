@@ -161,7 +161,7 @@ pub(crate) struct BuildArgs {
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
     #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
     initial_capacity: u64,
-    /// Ribbon kind: build in about half the time, for frames about 1%
+    /// Ribbon kind: build in about two thirds of the time, for frames about 1%
     /// larger (2.0% over log2(1/f) bits per key rather than 1.05%).
     #[arg(long)]
     fast: bool,

@@ -174,7 +174,7 @@ impl RibbonFilter {
     }
 
     /// As [`Self::from_hashes`], built the way `how` says: [`Build::Fast`]
-    /// builds in about half the time for about 1% more bytes.
+    /// builds in about two thirds of the time for about 1% more bytes.
     ///
     /// ```
     /// use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};

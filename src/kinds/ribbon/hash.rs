@@ -58,7 +58,13 @@ pub fn shard_of(h: KeyHash, shards: u64) -> u64 {
 /// `z`: the key's h2 under construction seed `cseed`.
 #[inline]
 pub fn seeded(h: KeyHash, cseed: u8) -> u64 {
-    h.h2 ^ (u64::from(cseed).wrapping_add(1)).wrapping_mul(SEED_MULTIPLIER)
+    seeded_h2(h.h2, cseed)
+}
+
+/// [`seeded`] from h2 alone (all a shard's equations need of a key).
+#[inline]
+pub fn seeded_h2(h2: u64, cseed: u8) -> u64 {
+    h2 ^ (u64::from(cseed).wrapping_add(1)).wrapping_mul(SEED_MULTIPLIER)
 }
 
 /// The start row of a key with seeded hash `z` (see [`seeded`]) among

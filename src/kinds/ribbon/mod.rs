@@ -13,8 +13,8 @@
 //! * keys are spread over **shards** of a few thousand keys, each sized
 //!   for the keys it actually got and laid end to end over the rows: a
 //!   single band over a million keys needs about 3% spare rows to succeed,
-//!   a shard sized to its own count about 1%, and 2% buys a build about
-//!   twice as fast ([`Build`] chooses);
+//!   a shard sized to its own count about 1%, and 2% buys a build in
+//!   about two thirds of the time ([`Build`] chooses);
 //! * the columns vary: the last `upper` blocks of 128 rows have r + 1
 //!   columns and the others r, so any rate between 2^-r and 2^-(r+1) is
 //!   reachable and bits per key track log2(1/f) rather than its ceiling

@@ -8,13 +8,15 @@
 //! a free row. A shard's last 127 rows take no start row, so its start
 //! rows carry n / (rows − 127) keys each: above 1, equations pile up along
 //! the shard (about 28 steps per key for 4,000 keys at 0.9% spare); below
-//! 1, the backlog stays short. More spare rows also make a failed try,
-//! which is built again from the start, rarer. The ignored test
-//! `success_rates` in `build.rs` prints how often a first try succeeds:
-//! 57 in 100 for 4,000 keys at 0.9% spare, 84 for 16,000 keys at 2%.
+//! 1, the backlog stays short. More spare rows also make a failed try
+//! rarer; most failed tries are found before the elimination, for the cost
+//! of generating their equations. The ignored test `success_rates` in
+//! `build.rs` prints how often a first try succeeds: 107 in 200 for 4,000
+//! keys at 0.9% spare (74 of the 93 failures found before the
+//! elimination), 173 in 200 for 16,000 keys at 2% (26 of 27).
 //! Measured on 10^6 keys (`cd benches/compare && cargo run --release --
-//! ribbon`, docs/BENCHMARKS.md), [`Build::Fast`] builds in about half of
-//! [`Build::Compact`]'s time, for 1% more bytes.
+//! ribbon`, docs/BENCHMARKS.md), [`Build::Fast`] builds in about two
+//! thirds of [`Build::Compact`]'s time, for 1% more bytes.
 
 use super::BAND;
 
@@ -27,13 +29,14 @@ use super::BAND;
 pub enum Build {
     /// Shards of about 4,000 keys with 0.9% spare rows: frames about
     /// 1.05% over log2(1/f) bits per key at f = 2^-r (fractional rates
-    /// add up to 0.086 bits, 1.1% at f = 0.01), 1.7 tries per shard on
-    /// average.
+    /// add up to 0.086 bits, 1.1% at f = 0.01); a shard takes 1.7 tries
+    /// on average (433 for the 250 shards of 10^6 keys), most failed ones
+    /// found before the elimination.
     #[default]
     Compact,
-    /// Shards of about 16,000 keys with 2% spare rows: about half the
-    /// build time of [`Build::Compact`], for frames about 1% larger (2.0%
-    /// over log2(1/f) at f = 2^-r, 3.2% at f = 0.01).
+    /// Shards of about 16,000 keys with 2% spare rows: about two thirds
+    /// of the build time of [`Build::Compact`], for frames about 1% larger
+    /// (2.0% over log2(1/f) at f = 2^-r, 3.2% at f = 0.01).
     Fast,
 }
 
