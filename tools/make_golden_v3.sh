@@ -25,6 +25,17 @@ check v3_sparse_k1    4 1099511627776 1 2 500 pos
 check v3_sparse_empty 4 1000          2 0 0   pos
 check v3_sparse_dense 4 5000          2 3 300 pos
 check v3_ident_full   0 14000         2 0 1000 bits
+check v3_ident_sparse 4 5000          2 3 300 pos
+check v3_ident_part   2 3000          3 5 200 bits
+# The identity of the three full frames that carry one.
+python3 - "$out" <<'PY'
+import sys
+sys.path.insert(0, "tools")
+import ref_kinds as rk
+for name in ("v3_ident_full", "v3_ident_sparse", "v3_ident_part"):
+    h, _ = rk.decode_v3(open(f"{sys.argv[1]}/{name}.cbf", "rb").read())
+    assert (h["stream"], h["epoch"], h["seq"]) == (7, 3, 0), name
+PY
 # The delta: the reference applies it (v2 logic) to the identified base.
 python3 - "$out" <<'PY'
 import sys

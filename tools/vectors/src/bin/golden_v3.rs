@@ -1,5 +1,6 @@
 //! Writes the version-3 golden frames (tests/vectors/v3_*.cbf): the
-//! partitioned and sparse kinds and frames with an update identity; and
+//! partitioned and sparse kinds and frames with an update identity (the
+//! standard, sparse and partitioned kinds); and
 //! version-1 frames of explicit bit sets that reach the coder's edge cases
 //! (tests/vectors/edge_*.cbf, listed in golden_edges.txt). Run by
 //! `tools/make_golden_v3.sh`, which decodes each with tools/ref_kinds.py
@@ -10,7 +11,7 @@
 use compressed_bloom::format::{encode_partitioned, encode_sparse, encode_with_identity};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::{delta, encode, BloomFilter, FilterParams, UpdateId};
+use compressed_bloom::{delta, encode, BloomFilter, Coding, FilterParams, Kind as _, UpdateId};
 
 fn keys(from: u64, to: u64) -> impl Iterator<Item = String> {
     (from..=to).map(|i| format!("key-{i}"))
@@ -100,4 +101,13 @@ fn main() {
         "v3_ident_delta",
         &delta::encode_delta_with_identity(&a, &b, UpdateId { seq: 1, ..id }).unwrap(),
     );
+    // The same identity on the sparse and partitioned kinds (the filters
+    // of v3_sparse_dense and v3_part_k3).
+    let sparse = SparseFilter::from_keys(sp, keys(1, 300)).unwrap();
+    write("v3_ident_sparse", &sparse.encode_frame(Coding::Auto, Some(id)));
+    let mut part = PartitionedBloomFilter::new(FilterParams::new(3000, 3, 5)).unwrap();
+    for key in keys(1, 200) {
+        part.insert(key.as_bytes());
+    }
+    write("v3_ident_part", &part.encode_frame(Coding::Adaptive, Some(id)));
 }
