@@ -18,7 +18,7 @@
 //! of equations waiting along the band; how many rows a shard gets sets
 //! that backlog and how often a try fails ([`Build`]). Most failed tries
 //! are found before the elimination, by counting equations per start row
-//! (`doomed`). Four shards are eliminated side by side so that their
+//! (`overloaded`). Four shards are eliminated side by side so that their
 //! chains overlap (`LANES`); the order of the equations and the
 //! interleaving change nothing in the result ([`build`]).
 //!
@@ -74,8 +74,8 @@ pub(super) struct Row {
 /// Reusable buffers for [`equations`].
 #[derive(Default)]
 struct Scratch {
-    /// Per start row, the equations before it, then where the next goes
-    /// (after [`equations`], where its equations end).
+    /// Per start row (shifted by one), the keys starting there, then the
+    /// equations before it, then where the next goes.
     count: Vec<usize>,
     /// Each key's start row, in key order.
     starts: Vec<usize>,
@@ -85,10 +85,18 @@ struct Scratch {
 /// row, into `out`. The order changes nothing in the result (below) but
 /// makes the elimination walk the band from its first row to its last, so
 /// that the rows it touches stay in the L1 cache and a contradiction shows
-/// up sooner: a counting sort, one pass for the start rows and one for the
-/// rest of each equation. Leaves in `scratch.count`, for each start row,
-/// where its equations end in `out` (and the count of all last).
+/// up sooner: a counting sort, one pass for the start rows
+/// ([`count_starts`]) and one for the rest of each equation
+/// ([`place_equations`]).
+#[cfg(test)]
 fn equations(keys: &[u64], cseed: u8, starts: u64, scratch: &mut Scratch, out: &mut Vec<Row>) {
+    count_starts(keys, cseed, starts, scratch);
+    place_equations(keys, cseed, scratch, out);
+}
+
+/// The first pass of [`equations`]: each key's start row, and in
+/// `scratch.count[s + 1]` how many keys start at row s.
+fn count_starts(keys: &[u64], cseed: u8, starts: u64, scratch: &mut Scratch) {
     let Scratch { count, starts: at } = scratch;
     count.clear();
     count.resize((starts as usize).saturating_add(1), 0);
@@ -100,6 +108,12 @@ fn equations(keys: &[u64], cseed: u8, starts: u64, scratch: &mut Scratch, out: &
             *c = c.saturating_add(1);
         }
     }
+}
+
+/// The second pass of [`equations`], after [`count_starts`]: the
+/// equations, each at its place in start-row order.
+fn place_equations(keys: &[u64], cseed: u8, scratch: &mut Scratch, out: &mut Vec<Row>) {
+    let Scratch { count, starts: at } = scratch;
     let mut sum = 0usize;
     for c in count.iter_mut() {
         sum = sum.saturating_add(*c);
@@ -254,7 +268,7 @@ pub struct Solved {
 }
 
 /// Builds the shards for `hashes` (key hashes under the filter's seed),
-/// solving for `cols` columns (the upper column count). An empty set gets
+/// solving for `cols` columns (the most any block has). An empty set gets
 /// one shard of 128 rows of zeros, so that the structure is never empty.
 ///
 /// A shard's result does not depend on the order its equations are added
@@ -310,30 +324,30 @@ impl Job {
     }
 }
 
-/// Whether a shard's equations cannot all hold: some run of start rows
-/// a…b holds more distinct equations than the b − a + 128 rows they
-/// reach, so they are linearly dependent, and distinct keys' fingerprints
-/// make the dependency a contradiction (its right-hand side is 0 with
-/// probability 2^-64). The test is the largest sum over runs of
-/// (equations − 1) per start row (Kadane's), against 127: first over the
-/// counts `equations` left in `ends` (one branch-free pass), and only
-/// above 127 again over the distinct equations of `list`, since equal ones
-/// (the same key twice) never contradict. Of the failed first tries in the
-/// ignored test `success_rates`, it finds 74 of 93 at the default's 4,000
-/// keys and 0.9% spare, and 26 of 27 at the fast build's 16,000 keys and
-/// 2%; the elimination meets the rest about 80% of the way through.
-fn doomed(ends: &[usize], list: &[Row]) -> bool {
-    let (mut best, mut run, mut before) = (0i64, 0i64, 0usize);
-    for &end in ends {
-        let d = (end.wrapping_sub(before) as i64).wrapping_sub(1);
-        before = end;
+/// Whether a shard's equations may not all hold, from their counts per
+/// start row alone (`counts[s]`, keys starting at row s): some run of
+/// start rows a…b holds more equations than the b − a + 128 rows they
+/// reach. The largest sum over runs of (equations − 1) per start row
+/// (Kadane's, one branch-free pass) against 127. Equal equations (the same
+/// key twice) never contradict, so a shard over the bound is refused only
+/// if it is over it counting them once ([`distinct_overload`]): then its
+/// equations are linearly dependent, and distinct keys' fingerprints make
+/// the dependency a contradiction (its right-hand side is 0 with
+/// probability 2^-64). Of the failed first tries in the ignored test
+/// `success_rates`, this finds 74 of 93 at the default's 4,000 keys and
+/// 0.9% spare, and 26 of 27 at the fast build's 16,000 keys and 2%; the
+/// elimination meets the rest about 80% of the way through.
+fn overloaded(counts: &[usize]) -> bool {
+    let (mut best, mut run) = (0i64, 0i64);
+    for &c in counts {
+        let d = (c as i64).wrapping_sub(1);
         run = run.max(0).saturating_add(d);
         best = best.max(run);
     }
-    best > 127 && distinct_overload(list)
+    best > 127
 }
 
-/// [`doomed`]'s test over the distinct equations of `list` (sorted by
+/// [`overloaded`]'s test over the distinct equations of `list` (sorted by
 /// start row).
 fn distinct_overload(list: &[Row]) -> bool {
     let (mut best, mut run) = (0i64, 0i64);
@@ -377,11 +391,11 @@ impl<const K: usize> Lanes<K> {
     }
 
     /// Sets lane `k` to `job`, or to the first retry of it whose equations
-    /// are not [`doomed`]: its equations, sorted, and an empty band.
+    /// are not [`overloaded`]: its equations, sorted, and an empty band.
     /// Returns the job the lane holds.
     ///
     /// # Errors
-    /// [`RibbonError::Unsolvable`] if every seed left is doomed.
+    /// [`RibbonError::Unsolvable`] if every seed left is overloaded.
     #[inline(always)]
     fn start(
         &mut self,
@@ -399,9 +413,11 @@ impl<const K: usize> Lanes<K> {
             return Ok(job);
         };
         loop {
-            equations(keys, job.cseed as u8, job.rows.saturating_sub(BAND - 1), scratch, list);
-            let ends = scratch.count.split_last().map_or(&[][..], |(_, e)| e);
-            if !doomed(ends, list) {
+            let cseed = job.cseed as u8;
+            count_starts(keys, cseed, job.rows.saturating_sub(BAND - 1), scratch);
+            let suspect = overloaded(scratch.count.get(1..).unwrap_or_default());
+            place_equations(keys, cseed, scratch, list);
+            if !(suspect && distinct_overload(list)) {
                 break;
             }
             job = job.retry()?;
@@ -680,6 +696,15 @@ mod tests {
     use super::super::hash::equation;
     use super::*;
 
+    /// Whether `start` would refuse the keys at `rows` rows and seed 0
+    /// before the elimination; leaves their equations in `list`.
+    fn refused_early(keys: &[u64], rows: u64, scratch: &mut Scratch, list: &mut Vec<Row>) -> bool {
+        count_starts(keys, 0, rows - (BAND - 1), scratch);
+        let suspect = overloaded(&scratch.count[1..]);
+        place_equations(keys, 0, scratch, list);
+        suspect && distinct_overload(list)
+    }
+
     /// The h2 halves, all a shard's equations use.
     fn h2s(keys: &[KeyHash]) -> Vec<u64> {
         keys.iter().map(|h| h.h2).collect()
@@ -819,11 +844,11 @@ mod tests {
         }
     }
 
-    /// `doomed` only ever refuses shards the elimination refuses too (it
-    /// finds most of them at tight sizes), and counts a key given many
-    /// times once.
+    /// The check before the elimination only ever refuses shards the
+    /// elimination refuses too (it finds most of them at tight sizes), and
+    /// counts a key given many times once.
     #[test]
-    fn doomed_shards_are_unsolvable() {
+    fn shards_refused_early_are_unsolvable() {
         let mut lanes = Lanes::<1>::new();
         let mut scratch = Scratch::default();
         let mut list = Vec::new();
@@ -832,8 +857,7 @@ mod tests {
             let keys = h2s(&hashes(2000, 70_000 + t));
             // 0.5% spare: most first tries fail.
             let rows = 2010;
-            equations(&keys, 0, rows - (BAND - 1), &mut scratch, &mut list);
-            let is_doomed = doomed(&scratch.count[..scratch.count.len() - 1], &list);
+            let is_doomed = refused_early(&keys, rows, &mut scratch, &mut list);
             // The elimination alone, on the same equations.
             let job = Job { shard: 0, cseed: 0, rows };
             lanes.bands[0].clear();
@@ -850,12 +874,10 @@ mod tests {
         assert!(found * 2 >= failed && failed > 50, "{found} of {failed}");
         // One key 200 times: an overload of equal equations, solvable.
         let keys = vec![12345u64; 200];
-        equations(&keys, 0, 1, &mut scratch, &mut list);
-        assert!(!doomed(&scratch.count[..scratch.count.len() - 1], &list));
+        assert!(!refused_early(&keys, 128, &mut scratch, &mut list));
         // 200 distinct keys on one start row: doomed.
         let keys: Vec<u64> = (0..200).collect();
-        equations(&keys, 0, 1, &mut scratch, &mut list);
-        assert!(doomed(&scratch.count[..scratch.count.len() - 1], &list));
+        assert!(refused_early(&keys, 128, &mut scratch, &mut list));
     }
 
     /// Duplicate keys are implied equations, never a contradiction.
@@ -868,7 +890,7 @@ mod tests {
     }
 
     /// How often a first try succeeds at the planned size, per shard size,
-    /// how many of the failures [`doomed`] finds before the elimination,
+    /// how many of the failures are found before the elimination,
     /// and how far into the shard the elimination meets the others (prints
     /// a table; run with `--release -- --ignored --nocapture` to re-derive
     /// the constants of [`Build`]).
@@ -885,8 +907,7 @@ mod tests {
                 let (mut ok, mut found, mut late, mut at) = (0, 0, 0, 0.0);
                 for t in 0..trials {
                     let keys = h2s(&hashes(n, 1000 + t));
-                    equations(&keys, 0, rows - (BAND - 1), &mut scratch, &mut list);
-                    if doomed(&scratch.count[..scratch.count.len() - 1], &list) {
+                    if refused_early(&keys, rows, &mut scratch, &mut list) {
                         found += 1;
                         continue;
                     }

@@ -195,22 +195,26 @@ impl RibbonFilter {
         seed: u64,
         how: Build,
     ) -> Result<Self, RibbonError> {
-        let (cols, _) = columns_for(fpr)?;
-        let solved = build::build(hashes, cols.saturating_add(1), how)?;
+        let (cols, share) = columns_for(fpr)?;
+        // At f = 2^-r exactly no block has r + 1 columns, so the solution
+        // is needed for r columns only (at r = 8 or 16, one AVX-512
+        // register fewer in back substitution).
+        let extra = share > 0.0;
+        let per = cols.saturating_add(u32::from(extra));
+        let solved = build::build(hashes, per, how)?;
         let (placed, rows) = place(&solved.shards);
         let blocks = rows.div_ceil(BAND);
-        let upper = upper_for(&placed, blocks, cols, fpr);
+        let upper = if extra {
+            upper_for(&placed, blocks, cols, fpr)
+        } else {
+            0
+        };
         let lower = blocks.saturating_sub(upper);
-        let full = cols.saturating_add(1) as usize;
         let mut words = Vec::with_capacity(
             (blocks.saturating_mul(u64::from(cols)).saturating_add(upper)) as usize,
         );
-        for (g, chunk) in solved.words.chunks_exact(full).enumerate() {
-            let keep = if (g as u64) < lower {
-                cols as usize
-            } else {
-                full
-            };
+        for (g, chunk) in solved.words.chunks_exact(per.max(1) as usize).enumerate() {
+            let keep = if (g as u64) < lower { cols } else { per } as usize;
             words.extend_from_slice(chunk.get(..keep).unwrap_or(chunk));
         }
         Ok(Self::from_parts(
