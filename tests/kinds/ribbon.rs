@@ -68,8 +68,8 @@ fn false_positive_rate_is_as_planned() {
 
 /// The frame, header and shard table included, costs at most 3% more than
 /// log2(1/f) bits per key at n ≥ 10^4 (the target this kind is built for:
-/// ~0.8% spare rows, the block rounding, and at fractional rates the
-/// convexity of 2^-c, at most 0.086 bits).
+/// the default build's ~1% spare rows, the block rounding, and at
+/// fractional rates the convexity of 2^-c, at most 0.086 bits).
 #[test]
 fn bits_per_key_near_log2_one_over_f() {
     for n in [10_000u64, 200_000] {
