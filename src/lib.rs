@@ -52,6 +52,9 @@
 //! * `tokio`: `tokio_codec::FrameCodec`, a `tokio_util` codec that
 //!   frames a byte stream, enforcing the limits from each header before
 //!   buffering the payload.
+//! * `nats`: fleet distribution over NATS JetStream (`nats::NatsPublisher`,
+//!   `nats::NatsSubscriber`) with the official `async-nats` client; brings
+//!   `tokio`. Its tests start a `nats-server` of their own on loopback.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(unreachable_pub)] // the library's own: the other lints are in Cargo.toml's [lints]

@@ -4,8 +4,9 @@
 //! subscriber and of the server, hostile frames on the subjects, and a
 //! purged or deleted stream. Every wait is bounded.
 //!
-//! Without a `nats-server` binary the tests say so and pass, unless `CI`
-//! is set: there a missing server is a failure.
+//! Without a `nats-server` binary these tests fail, naming what to install:
+//! a test that cannot run does not report a pass. `bash tools/test.sh`
+//! installs the server where it can; `NATS_SERVER` names another binary.
 
 use compressed_bloom::nats::{
     headers, Event, NatsConfig, NatsPublisher, NatsSubscriber, Snapshot, WaitReason,
@@ -30,30 +31,36 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// A `nats-server -js` on a free loopback port, its store in a directory
 /// that outlives a restart and is removed with the server.
+#[derive(Debug)]
 struct Server {
+    binary: std::ffi::OsString,
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
 }
 
 impl Server {
-    /// A started server, or `None` (after saying why) when the binary is
-    /// missing outside CI.
-    fn start() -> Option<Server> {
-        let found = Command::new("nats-server")
+    /// A started server. Panics, saying how to install one, when there is
+    /// no `nats-server` binary.
+    fn start() -> Server {
+        Server::start_with(server_binary())
+    }
+
+    /// A server started from `binary`, which must exist.
+    fn start_with(binary: std::ffi::OsString) -> Server {
+        let found = Command::new(&binary)
             .arg("--version")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        if !found {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "nats-server is not installed, and CI is set: install it (apt-get install nats-server)"
-            );
-            eprintln!("SKIPPED: nats-server is not installed (apt-get install nats-server)");
-            return None;
-        }
+        assert!(
+            found,
+            "the nats tests need a `nats-server` binary and found none at `{}`: install it \
+             (`apt-get install nats-server` on Debian and Ubuntu, or a release from nats.io), \
+             set NATS_SERVER to its path, or run `bash tools/test.sh`, which installs it",
+            binary.to_string_lossy()
+        );
         static N: AtomicU32 = AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
             "cbloom-nats-{}-{}",
@@ -67,12 +74,13 @@ impl Server {
             .unwrap()
             .port();
         let mut s = Server {
+            binary,
             child: None,
             port,
             dir,
         };
         s.restart();
-        Some(s)
+        s
     }
 
     fn url(&self) -> String {
@@ -84,7 +92,7 @@ impl Server {
     fn restart(&mut self) {
         assert!(self.child.is_none());
         let log = std::fs::File::create(self.dir.join("server.log")).unwrap();
-        let child = Command::new("nats-server")
+        let child = Command::new(&self.binary)
             .args(["-js", "-a", "127.0.0.1", "-p"])
             .arg(self.port.to_string())
             .arg("-sd")
@@ -118,6 +126,29 @@ impl Drop for Server {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The server binary: `NATS_SERVER` if set, else `nats-server` on the PATH.
+fn server_binary() -> std::ffi::OsString {
+    std::env::var_os("NATS_SERVER").unwrap_or_else(|| "nats-server".into())
+}
+
+/// A missing server binary fails the test with the install instructions,
+/// rather than letting it pass without running.
+#[test]
+fn a_missing_server_fails_naming_how_to_install_it() {
+    let missing = std::env::temp_dir()
+        .join("no-such-dir-for-cbloom")
+        .join("nats-server");
+    let panic = std::panic::catch_unwind(|| Server::start_with(missing.into_os_string()))
+        .expect_err("a missing nats-server must fail the test");
+    let message = panic
+        .downcast_ref::<String>()
+        .expect("the failure carries a formatted message");
+    assert!(
+        message.contains("apt-get install nats-server") && message.contains("tools/test.sh"),
+        "{message}"
+    );
 }
 
 async fn client(s: &Server) -> async_nats::Client {
@@ -273,9 +304,7 @@ async fn bounded(body: impl std::future::Future<Output = ()>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_updates_reach_every_subscriber_equal() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("roundtrip");
@@ -347,9 +376,7 @@ async fn many_updates_reach_every_subscriber_equal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_update_is_applied_once_in_order() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("ordered");
@@ -406,9 +433,7 @@ async fn every_update_is_applied_once_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_joiner_starts_from_the_full_frame_without_losing_a_delta() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("late");
@@ -485,9 +510,7 @@ async fn a_late_joiner_starts_from_the_full_frame_without_losing_a_delta() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_subscriber_catches_up_with_or_without_its_state() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("restart");
@@ -526,9 +549,7 @@ async fn a_restarted_subscriber_catches_up_with_or_without_its_state() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribers_catch_up_after_the_server_restarts() {
-    let Some(mut server) = Server::start() else {
-        return;
-    };
+    let mut server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("server-restart");
@@ -572,9 +593,7 @@ async fn subscribers_catch_up_after_the_server_restarts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_frames_on_the_subject_are_refused_and_the_state_is_kept() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("hostile");
@@ -666,9 +685,7 @@ async fn hostile_frames_on_the_subject_are_refused_and_the_state_is_kept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purged_stream_is_caught_up_from_the_next_full_frame() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let mut cfg = config("purge");
@@ -734,9 +751,7 @@ async fn a_purged_stream_is_caught_up_from_the_next_full_frame() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_stream_is_waited_for_and_resynchronised() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let cfg = config("delete");
@@ -839,9 +854,7 @@ async fn every_kind_travels_through_jetstream() {
     use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
     use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
     use compressed_bloom::kinds::sparse::SparseFilter;
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = Server::start();
     bounded(async {
         let c = client(&server).await;
         let window = |r: u64| (r * 20..r * 20 + 2_000).map(key);
