@@ -189,6 +189,31 @@ fn plan_and_build_agree_on_a_capped_standard_budget() {
             .any(|l| l.starts_with("* standard") && l.contains(&format!("{m:.2}"))),
         "{text}"
     );
+    // Under a cap on bits per key, plan's compressed plan is build's.
+    let o = run(&[
+        "build",
+        "--keys",
+        s(&file),
+        "--bytes",
+        "1500",
+        "--max-bits-per-key",
+        "8",
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let built = inspect_json(&out);
+    let v = json(&run(&[
+        "plan",
+        "--n",
+        "2000",
+        "--bytes",
+        "1500",
+        "--max-bits-per-key",
+        "8",
+        "--json",
+    ]));
+    assert_eq!((&v["m"], &v["k"]), (&built["m"], &built["k"]), "{v}");
 }
 
 /// `plan --needs growth` plans the scalable filter `build --type scalable`

@@ -414,7 +414,11 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     };
     if let Some(budget) = a.size.bytes {
         if frame.len() as u64 > budget {
-            let why = if a.size.m.is_none() && a.size.confidence < 0.9999 {
+            let why = if a.size.m.is_none() && coding == Coding::Static {
+                // The bound is the adaptive coder's; type 4 is sent
+                // whenever it is smaller than the raw array.
+                "; static coding is not held to the plan's bound (--coding auto is)".to_string()
+            } else if a.size.m.is_none() && a.size.confidence < 0.9999 {
                 format!(
                     "; the plan's bound holds with probability {} (--confidence)",
                     a.size.confidence
