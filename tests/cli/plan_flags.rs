@@ -121,9 +121,15 @@ fn a_kind_without_the_coding_is_refused_before_the_keys_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-keys.txt");
     let out = dir.path().join("f.cbf");
-    for (coding, says) in [
-        ("--raw", "the sparse kind has no raw coding"),
-        ("--static", "the sparse kind has no static coding"),
+    for (kind, coding, says) in [
+        ("sparse", "--raw", "the sparse kind has no raw coding"),
+        ("sparse", "--static", "the sparse kind has no static coding"),
+        ("ribbon", "--static", "the ribbon kind has no static coding"),
+        (
+            "scalable",
+            "--static",
+            "the scalable kind has no static coding",
+        ),
     ] {
         let o = run(&[
             "build",
@@ -132,7 +138,7 @@ fn a_kind_without_the_coding_is_refused_before_the_keys_are_read() {
             "--fpr",
             "0.01",
             "--type",
-            "sparse",
+            kind,
             coding,
             "-o",
             s(&out),
@@ -189,31 +195,6 @@ fn plan_and_build_agree_on_a_capped_standard_budget() {
             .any(|l| l.starts_with("* standard") && l.contains(&format!("{m:.2}"))),
         "{text}"
     );
-    // Under a cap on bits per key, plan's compressed plan is build's.
-    let o = run(&[
-        "build",
-        "--keys",
-        s(&file),
-        "--bytes",
-        "1500",
-        "--max-bits-per-key",
-        "8",
-        "-o",
-        s(&out),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let built = inspect_json(&out);
-    let v = json(&run(&[
-        "plan",
-        "--n",
-        "2000",
-        "--bytes",
-        "1500",
-        "--max-bits-per-key",
-        "8",
-        "--json",
-    ]));
-    assert_eq!((&v["m"], &v["k"]), (&built["m"], &built["k"]), "{v}");
 }
 
 /// `plan --needs growth` plans the scalable filter `build --type scalable`

@@ -289,6 +289,12 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
+    // The coding decides the plan: a kind without it is refused before
+    // any key is read.
+    let coding = CodingArg::resolve(a.coding, a.static_coded, a.raw);
+    if let Some(kind) = a.kind {
+        kinds::check_coding(coding, kind.filter_kind(), false)?;
+    }
     if a.kind == Some(KindArg::Scalable) {
         return build_scalable(a);
     }
@@ -307,12 +313,6 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     }
     if a.fast {
         return Err("--fast applies to the ribbon kind (--type ribbon)".into());
-    }
-    // The coding decides the plan: a kind without it is refused before
-    // any key is read.
-    let coding = CodingArg::resolve(a.coding, a.static_coded, a.raw);
-    if let Some(kind) = a.kind {
-        kinds::check_coding(coding, kind.filter_kind(), false)?;
     }
     let seed = a.seed;
     let bar = progress("hashing");

@@ -262,13 +262,10 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         }
         _ => {}
     }
-    // With --type or --max-bits-per-key, the plan `build` makes with the
-    // same flags (a dense budget plan made again for fewer keys).
+    // With --type, the kind's plan as `build --type` makes it (a dense
+    // budget plan made again for fewer keys).
     let of_kind = |target: Target| -> Option<Result<Plan, PlanError>> {
-        let k = a
-            .kind
-            .or(a.max_bits_per_key.map(|_| KindArg::Standard))
-            .filter(|_| a.delta_fraction.is_none())?;
+        let k = a.kind.filter(|_| a.delta_fraction.is_none())?;
         Some(receiver::plan_kind(k.plan_kind(), a.n, target, &cons))
     };
     let (chosen, standard, title) = match (a.bytes, a.fpr) {
