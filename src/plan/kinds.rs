@@ -575,7 +575,8 @@ fn smallest_frame_for(
     }
     best.ok_or_else(|| PlanError::Infeasible {
         reason: format!(
-            "false-positive rate {target_fpr:e} needs more than max_m bits for n = {n}"
+            "false-positive rate {target_fpr:e} needs more than the cap of {} bits on m for n = {n}",
+            cons.m_cap()
         ),
     })
 }

@@ -644,7 +644,7 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
     }
     let (_, k, m) = best.ok_or_else(|| PlanError::Infeasible {
         reason: format!(
-            "false-positive rate {target:e} needs more than max_m = {} bits for n = {n}",
+            "false-positive rate {target:e} needs more than the cap of {} bits on m for n = {n}",
             cons.m_cap()
         ),
     })?;

@@ -208,7 +208,7 @@ pub fn plan_kind_raw(
             let reaches = |cap: u64| lowest_at(cap).is_ok_and(|p| p.fpr <= f);
             super::smallest_m(cons.m_cap(), reaches).ok_or_else(|| PlanError::Infeasible {
                 reason: format!(
-                    "false-positive rate {f:e} needs more than max_m = {} bits for n = {n}",
+                    "false-positive rate {f:e} needs more than the cap of {} bits on m for n = {n}",
                     cons.m_cap()
                 ),
             })?

@@ -505,6 +505,17 @@ fn planning_errors_name_the_flags() {
             assert!(!e.contains(name), "{args:?}: {e}");
         }
     }
+    // A rate past every m says so in words, with no cap that was not set.
+    let o = run(&["plan", "--n", "1e19", "--fpr", "1e-300"]);
+    let e = refused(&o, &out);
+    assert!(
+        e.contains("needs more than the cap of 72057594037927936 bits on m"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("max_m") && !e.contains("within the caps"),
+        "{e}"
+    );
 }
 
 /// `--needs` prints a table of kinds, not a figure: `--plot` with it is a
