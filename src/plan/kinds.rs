@@ -454,8 +454,18 @@ pub fn plan_scalable_for_size(
         plan_scalable(n, &p, cons)
     };
     let (mut lo, mut hi) = (1e-12f64.ln(), 0.5f64.ln());
-    if at(hi.exp())?.bound_bytes > budget_bytes {
-        return Err(too_small(budget_bytes));
+    let loosest = at(hi.exp())?;
+    if loosest.bound_bytes > budget_bytes {
+        // Not a frame too small for any filter: too small for the layers
+        // n keys open even at the loosest bound.
+        return Err(PlanError::Infeasible {
+            reason: format!(
+                "a budget of {budget_bytes} bytes is under the smallest scalable frame for \
+                 {n} keys with an initial capacity of {}: {} bytes at the loosest bound, \
+                 f < 0.5",
+                policy.initial_capacity, loosest.bound_bytes
+            ),
+        });
     }
     for _ in 0..40 {
         let mid = (lo + hi) / 2.0;
@@ -565,7 +575,8 @@ fn smallest_frame_for(
     }
     best.ok_or_else(|| PlanError::Infeasible {
         reason: format!(
-            "false-positive rate {target_fpr:e} needs more than max_m bits for n = {n}"
+            "false-positive rate {target_fpr:e} needs more than the cap of {} bits on m for n = {n}",
+            cons.m_cap()
         ),
     })
 }

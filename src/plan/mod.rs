@@ -31,7 +31,7 @@ pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size};
 pub mod receiver;
 pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
 mod recommend;
-pub use recommend::{recommend, Choice, Needs};
+pub use recommend::{recommend, Choice, Needs, SCALABLE_INITIAL_CAPACITY};
 mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
@@ -644,7 +644,7 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
     }
     let (_, k, m) = best.ok_or_else(|| PlanError::Infeasible {
         reason: format!(
-            "false-positive rate {target:e} needs more than max_m = {} bits for n = {n}",
+            "false-positive rate {target:e} needs more than the cap of {} bits on m for n = {n}",
             cons.m_cap()
         ),
     })?;

@@ -128,6 +128,101 @@ fn plan_kind_at_n(
     }
 }
 
+/// Bytes of the raw (type 0) frame of a `kind` filter of m bits, k hash
+/// positions and n keys: the packed array (⌈m/8⌉ bytes, ⌈m/2⌉ for 4-bit
+/// counters), the header (with the kind byte of the version-3 kinds) and
+/// the checksum. It does not depend on the keys.
+///
+/// # Errors
+/// [`PlanError::InvalidArgument`] for the sparse kind, which has no raw
+/// frame.
+pub fn raw_frame_bytes(
+    kind: PlanKind,
+    n: u64,
+    m: u64,
+    k: u32,
+    seed: u64,
+) -> Result<u64, PlanError> {
+    let (payload, kind_byte) = match kind {
+        PlanKind::Standard => (m.div_ceil(8), 0),
+        PlanKind::Partitioned => (m.div_ceil(8), 1),
+        PlanKind::Counting => (m.div_ceil(2), 1),
+        PlanKind::Sparse => {
+            return Err(super::invalid(
+                "kind",
+                8.0,
+                "a kind with a raw frame (standard, partitioned, counting)",
+            ))
+        }
+    };
+    let overhead = crate::format::header::frame_overhead(seed, m, k, n, payload) as u64;
+    Ok(payload.saturating_add(overhead).saturating_add(kind_byte))
+}
+
+/// The plan of `kind` sent raw (type 0, `cbloom build --raw`). A raw frame
+/// is the packed array whatever the keys, so the trade-off the coded plans
+/// weigh is gone: under a byte budget m is the largest array whose raw
+/// frame fits (its bound is its size, at any confidence) and k the one
+/// with the lowest rate for it; for a target rate m is the smallest array
+/// some k brings to the target. The caps of `cons` apply. The plan's sizes
+/// are the raw frame's and `coded` is false.
+///
+/// # Errors
+/// The sparse kind (no raw frame); invalid arguments; a budget under the
+/// smallest raw frame; a target no m within `cons.max_m` reaches.
+pub fn plan_kind_raw(
+    kind: PlanKind,
+    n: u64,
+    target: Target,
+    cons: &Constraints,
+) -> Result<Plan, PlanError> {
+    cons.validate()?;
+    raw_frame_bytes(kind, n, 1, 1, cons.seed)?;
+    // The plan with the lowest rate of m ≤ cap: the kind's own budget
+    // search with no budget at all.
+    let lowest_at = |cap: u64| {
+        let capped = Constraints {
+            max_m: cap,
+            ..*cons
+        };
+        plan_kind_at_n(kind, n, Target::Bytes(u64::MAX), &capped)
+    };
+    let cap = match target {
+        Target::Bytes(budget) => {
+            // k only changes the header by its varint (1 byte up to 127).
+            let fits = |m: u64| {
+                raw_frame_bytes(kind, n, m, crate::filter::MAX_K, cons.seed)
+                    .is_ok_and(|b| b <= budget)
+            };
+            super::largest_m(cons.m_cap(), fits).ok_or_else(|| PlanError::Infeasible {
+                reason: format!(
+                    "a budget of {budget} bytes is under the smallest raw frame ({} bytes)",
+                    raw_frame_bytes(kind, n, 1, 1, cons.seed).unwrap_or(0)
+                ),
+            })?
+        }
+        Target::Fpr(f) => {
+            if !(f > 0.0 && f < 1.0) {
+                return Err(super::invalid("fpr", f, "a probability in (0, 1)"));
+            }
+            let reaches = |cap: u64| lowest_at(cap).is_ok_and(|p| p.fpr <= f);
+            super::smallest_m(cons.m_cap(), reaches).ok_or_else(|| PlanError::Infeasible {
+                reason: format!(
+                    "false-positive rate {f:e} needs more than the cap of {} bits on m for n = {n}",
+                    cons.m_cap()
+                ),
+            })?
+        }
+    };
+    let mut p = lowest_at(cap)?;
+    let bytes = raw_frame_bytes(kind, n, p.m, p.k, cons.seed)?;
+    p.expected_bytes = bytes as f64;
+    p.bound_bytes = bytes;
+    p.compressed_bits_per_key = bytes as f64 * 8.0 / n.max(1) as f64;
+    p.coded = false;
+    Ok(p)
+}
+
 /// How good a plan must be to stand in for the smallest-frame one.
 #[derive(Clone, Copy, Debug)]
 struct Bar {
@@ -392,6 +487,49 @@ pub fn default_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A raw plan's frame is the array: under a budget, the largest one
+    /// that fits (one more unit of m would not); for a rate, the smallest
+    /// m some k brings to it. The sparse kind has no raw frame.
+    #[test]
+    fn raw_plans_are_the_arrays_that_fit() {
+        let cons = Constraints::default();
+        let n = 10_000;
+        for kind in [
+            PlanKind::Standard,
+            PlanKind::Partitioned,
+            PlanKind::Counting,
+        ] {
+            let p = plan_kind_raw(kind, n, Target::Bytes(12_000), &cons).unwrap();
+            assert!(!p.coded);
+            assert_eq!(
+                p.bound_bytes,
+                raw_frame_bytes(kind, n, p.m, p.k, 0).unwrap()
+            );
+            assert!(p.bound_bytes <= 12_000, "{kind:?} {p:?}");
+            let unit = if kind == PlanKind::Partitioned {
+                u64::from(p.k)
+            } else {
+                1
+            };
+            // A byte more of array (eight units of m) does not fit: the
+            // search took the largest m that fits.
+            let more = raw_frame_bytes(kind, n, p.m + unit * 8, p.k, 0).unwrap();
+            assert!(more > 12_000, "{kind:?} {p:?}");
+            let q = plan_kind_raw(kind, n, Target::Fpr(0.001), &cons).unwrap();
+            assert!(q.fpr <= 0.001, "{kind:?} {q:?}");
+            let fewer = Constraints {
+                max_m: q.m - unit,
+                ..cons
+            };
+            let less = plan_kind_raw(kind, n, Target::Bytes(u64::MAX), &fewer).unwrap();
+            assert!(less.fpr > 0.001, "{kind:?} {less:?}");
+        }
+        assert!(matches!(
+            plan_kind_raw(PlanKind::Sparse, n, Target::Fpr(0.01), &cons),
+            Err(PlanError::InvalidArgument { .. })
+        ));
+    }
 
     /// Under a budget, the frame bound holds at every key count up to n.
     #[test]

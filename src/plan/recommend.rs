@@ -96,13 +96,21 @@ pub struct Choice {
     /// Its plan for the target, as its own planner makes it (the smallest
     /// frame for a rate, the lowest rate for a budget). For the ribbon
     /// kind m is the expected rows and k the lower column count r (what
-    /// its frame header carries); for the scalable kind, the first layer
-    /// is planned for the n keys, so the frame is one layer at the policy's
-    /// tightened rate.
+    /// its frame header carries); for the scalable kind, the layers a
+    /// filter with [`SCALABLE_INITIAL_CAPACITY`] opens for the n keys, m
+    /// their total, k the largest, and f their rate at n keys, which is
+    /// below the bound (the target) the filter keeps as it grows.
     pub plan: Plan,
     /// The first need of the receiver this kind cannot meet, or None.
     pub lacks: Option<&'static str>,
 }
+
+/// The first layer's capacity [`recommend`] plans a scalable filter with,
+/// and `cbloom build --type scalable`'s default `--initial-capacity`: the
+/// plan is the filter that build makes. A filter grown from small layers
+/// holds n keys in several layers, each at a tighter rate, so at n keys
+/// its rate is below the bound and its frame larger than one layer's.
+pub const SCALABLE_INITIAL_CAPACITY: u64 = 1000;
 
 /// The kinds in the order ties are broken: the simplest first.
 const KINDS: [FilterKind; 6] = [
@@ -117,7 +125,8 @@ const KINDS: [FilterKind; 6] = [
 /// The kind to send `n` keys as, for `target`, to a receiver with `needs`:
 /// every kind is planned ([`super::for_kind`]'s plans; the ribbon kind's
 /// expected frame, [`crate::kinds::ribbon::plan`]; the scalable kind's
-/// policy [`ScalablePolicy::new`] with a first layer of n keys), the kinds
+/// policy [`ScalablePolicy::new`] with a first layer of
+/// [`SCALABLE_INITIAL_CAPACITY`] keys), the kinds
 /// that lack a need are set aside, and of the rest the one with the
 /// smallest expected frame (a target rate) or the lowest rate (a byte
 /// budget) is returned, ties to the simpler kind (standard, partitioned,
@@ -208,7 +217,7 @@ fn plan_of(
         FilterKind::Counting => bloom(PlanKind::Counting),
         FilterKind::Sparse => bloom(PlanKind::Sparse),
         FilterKind::Scalable => {
-            let capacity = n.max(1);
+            let capacity = SCALABLE_INITIAL_CAPACITY;
             match target {
                 Target::Fpr(f) => plan_scalable(n, &ScalablePolicy::new(capacity, f), cons),
                 Target::Bytes(z) => {

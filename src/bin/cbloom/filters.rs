@@ -33,10 +33,10 @@ pub(crate) struct SizeArgs {
     #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     pub max_bits_per_key: Option<f64>,
     /// Cap on k for the planner.
-    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::plan_cmd::parse_max_k, allow_negative_numbers = true)]
     pub max_k: u32,
     /// Probability that the frame fits the --bytes budget.
-    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.9999, value_parser = crate::plan_cmd::parse_confidence, allow_negative_numbers = true)]
     pub confidence: f64,
 }
 
@@ -55,14 +55,21 @@ impl SizeArgs {
         cons
     }
 
-    /// The kind and (m, k) for n keys: given directly, or planned. Without
-    /// --max-bits-per-key the plan is the one with the least receiver
-    /// memory whose frame is within 3% of the smallest (under --bytes: whose
-    /// rate is what 3% fewer bytes would give); with no --type that may be
-    /// the sparse kind, which holds positions instead of m bits.
+    /// The kind and (m, k) for n keys: given directly, or planned for the
+    /// frame `coding` writes. A raw frame is planned as raw
+    /// ([`receiver::plan_kind_raw`]: its size is the array's), of the kind
+    /// asked for or the standard one; static coding plans the kind asked
+    /// for or the standard one, never the sparse kind (which has no static
+    /// coding). Otherwise, without --max-bits-per-key the plan is the one
+    /// with the least receiver memory whose frame is within 3% of the
+    /// smallest (under --bytes: whose rate is what 3% fewer bytes would
+    /// give); with no --type that may be the sparse kind, which holds
+    /// positions instead of m bits. The plan's note, if any, is printed
+    /// only once the plan is known to be useful.
     pub(crate) fn resolve_kind(
         &self,
         kind: Option<KindArg>,
+        coding: Coding,
         n: u64,
         seed: u64,
     ) -> CliResult<(KindArg, u64, u32)> {
@@ -75,48 +82,159 @@ impl SizeArgs {
             (None, Some(f)) => Target::Fpr(f),
             (None, None) => return Err("give --m and --k, --bytes, or --fpr".into()),
         };
-        let (kind, p) = match (kind, self.max_bits_per_key) {
-            (Some(KindArg::Scalable), _) => return Err(kinds::scalable_is_built_apart()),
-            (kind, Some(_)) => {
+        if kind == Some(KindArg::Scalable) {
+            return Err(kinds::scalable_is_built_apart());
+        }
+        if let Some(k) = kind {
+            kinds::check_coding(coding, k.filter_kind(), false)?;
+        }
+        let planned = match (coding, self.max_bits_per_key) {
+            (Coding::Raw, _) => {
                 let kind = kind.unwrap_or(KindArg::Standard);
-                (
-                    kind,
-                    receiver::plan_kind(kind.plan_kind(), n, target, &cons)?,
-                )
+                let p = receiver::plan_kind_raw(kind.plan_kind(), n, target, &cons)
+                    .map_err(|e| self.plan_error(e, n))?;
+                let note = self.raw_note(kind, &p, n, target, &cons);
+                (kind, p, note)
             }
-            (kind, None) => {
-                let asked: &[PlanKind] = match kind {
-                    Some(k) => &[k.plan_kind()],
-                    None => &[PlanKind::Standard, PlanKind::Sparse],
-                };
-                let d = receiver::default_plan(asked, n, target, &cons)?;
-                let kind = KindArg::from_plan_kind(d.kind);
-                let held = receiver::receiver_bytes(d.kind, &d.plan);
-                let wire_held = receiver::receiver_bytes(asked[0], &d.wire);
-                if wire_held > 2.0 * held && d.wire.m != d.plan.m {
-                    note!(
-                        "planned for the receiver's memory: {} m={} k={} holds {} for a frame of about {:.0} bytes; \
-                         the smallest frame ({:.0} bytes, m={} k={}) would hold {} (--max-bits-per-key {:.0} gives it)",
-                        kind.name(),
-                        d.plan.m,
-                        d.plan.k,
-                        crate::plan_cmd::human_bytes(held),
-                        d.plan.expected_bytes,
-                        d.wire.expected_bytes,
-                        d.wire.m,
-                        d.wire.k,
-                        crate::plan_cmd::human_bytes(wire_held),
-                        (d.wire.bits_per_key).ceil()
-                    );
-                }
-                (kind, d.plan)
+            (_, Some(_)) => {
+                let kind = kind.unwrap_or(KindArg::Standard);
+                let p = receiver::plan_kind(kind.plan_kind(), n, target, &cons)
+                    .map_err(|e| self.plan_error(e, n))?;
+                (kind, p, None)
+            }
+            (coding, None) => {
+                let asked = asked_kinds(kind, coding);
+                let d = receiver::default_plan(&asked, n, target, &cons)
+                    .map_err(|e| self.plan_error(e, n))?;
+                let note = memory_note(&asked, &d, target);
+                (KindArg::from_plan_kind(d.kind), d.plan, note)
             }
         };
+        let (kind, p, note) = planned;
         if let Some(budget) = self.bytes {
-            crate::plan_cmd::check_useful(budget, n, p.fpr, &cons)?;
+            crate::plan_cmd::check_useful(budget, n, p.fpr, &cons, self.max_bits_per_key)?;
+        }
+        if let Some(note) = note {
+            note!("{note}");
         }
         Ok((kind, p.m, p.k))
     }
+
+    /// A planner's error in the flags' words: a cap on m that comes from
+    /// --max-bits-per-key is named as that flag.
+    fn plan_error(
+        &self,
+        e: compressed_bloom::plan::PlanError,
+        n: u64,
+    ) -> Box<dyn std::error::Error> {
+        match (self.max_bits_per_key, self.fpr, &e) {
+            (Some(r), Some(f), compressed_bloom::plan::PlanError::Infeasible { .. }) => {
+                crate::plan_cmd::cap_error(r, n, f).into()
+            }
+            _ => crate::plan_cmd::plan_error(e),
+        }
+    }
+
+    /// The note on a raw plan: what coding would give instead.
+    fn raw_note(
+        &self,
+        kind: KindArg,
+        p: &compressed_bloom::plan::Plan,
+        n: u64,
+        target: Target,
+        cons: &Constraints,
+    ) -> Option<String> {
+        let coded = receiver::plan_kind(kind.plan_kind(), n, target, cons).ok()?;
+        let instead = match target {
+            Target::Bytes(_) => format!(
+                "coded, the same budget reaches f = {}",
+                crate::plan_cmd::fmt_fpr(coded.fpr)
+            ),
+            Target::Fpr(_) => format!(
+                "coded, the same rate takes about {:.0} bytes",
+                coded.expected_bytes
+            ),
+        };
+        Some(format!(
+            "planned for a raw frame: {} m={} k={} f = {}, {} bytes ({instead})",
+            kind.name(),
+            p.m,
+            p.k,
+            crate::plan_cmd::fmt_fpr(p.fpr),
+            p.bound_bytes
+        ))
+    }
+}
+
+/// The kinds the default plan weighs for `--type` and the coding: the kind
+/// asked for, or the standard kind and, where its coding exists, the
+/// sparse one.
+pub(crate) fn asked_kinds(kind: Option<KindArg>, coding: Coding) -> Vec<PlanKind> {
+    match kind {
+        Some(k) => vec![k.plan_kind()],
+        None if coding.applies_to(compressed_bloom::FilterKind::Sparse, false) => {
+            vec![PlanKind::Standard, PlanKind::Sparse]
+        }
+        None => vec![PlanKind::Standard],
+    }
+}
+
+/// The note on a default plan that is not the smallest frame (or, under a
+/// budget, not the lowest rate) because of the receiver's memory: what it
+/// holds and gives up, and the flag that takes the other plan. Printed
+/// whenever the memory cap cost more than the slack, or saves more than
+/// half the memory.
+pub(crate) fn memory_note(
+    asked: &[PlanKind],
+    d: &receiver::DefaultPlan,
+    target: Target,
+) -> Option<String> {
+    let held = receiver::receiver_bytes(d.kind, &d.plan);
+    let wire_held = receiver::receiver_bytes(asked[0], &d.wire);
+    let differs = d.wire.m != d.plan.m || d.wire.k != d.plan.k || d.kind != asked[0];
+    if !differs || !(d.over_slack || wire_held > 2.0 * held) {
+        return None;
+    }
+    let kind = KindArg::from_plan_kind(d.kind);
+    let human = crate::plan_cmd::human_bytes;
+    let fmt_fpr = crate::plan_cmd::fmt_fpr;
+    let flag = format!("--max-bits-per-key {:.0}", d.wire.bits_per_key.ceil());
+    let capped = if d.over_slack {
+        format!(
+            "; memory is capped at {} times the smallest frame",
+            receiver::DEFAULT_MEMORY_RATIO
+        )
+    } else {
+        String::new()
+    };
+    Some(match target {
+        Target::Fpr(_) => format!(
+            "planned for the receiver's memory: {} m={} k={} holds {} for a frame of about {:.0} \
+             bytes; the smallest frame ({:.0} bytes, m={} k={}) would hold {} ({flag} gives it){capped}",
+            kind.name(),
+            d.plan.m,
+            d.plan.k,
+            human(held),
+            d.plan.expected_bytes,
+            d.wire.expected_bytes,
+            d.wire.m,
+            d.wire.k,
+            human(wire_held),
+        ),
+        Target::Bytes(_) => format!(
+            "planned for the receiver's memory: {} m={} k={} holds {} at f = {}; the lowest rate \
+             within the budget (f = {}, m={} k={}) would hold {} ({flag} gives it){capped}",
+            kind.name(),
+            d.plan.m,
+            d.plan.k,
+            human(held),
+            fmt_fpr(d.plan.fpr),
+            fmt_fpr(d.wire.fpr),
+            d.wire.m,
+            d.wire.k,
+            human(wire_held),
+        ),
+    })
 }
 
 #[derive(Args)]
@@ -159,7 +277,7 @@ pub(crate) struct BuildArgs {
     kind: Option<KindArg>,
     /// Scalable kind: keys the first layer is planned for; each new layer
     /// holds twice as many at 0.9 times the rate (--fpr is the overall bound).
-    #[arg(long, default_value_t = 1000, value_parser = crate::parse_count, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = compressed_bloom::plan::SCALABLE_INITIAL_CAPACITY, value_parser = crate::parse_count, allow_negative_numbers = true)]
     initial_capacity: u64,
     /// Ribbon kind: build in about two thirds of the time, for frames about 1%
     /// larger (2.0% over log2(1/f) bits per key rather than 1.05%).
@@ -171,6 +289,12 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
+    // The coding decides the plan: a kind without it is refused before
+    // any key is read.
+    let coding = CodingArg::resolve(a.coding, a.static_coded, a.raw);
+    if let Some(kind) = a.kind {
+        kinds::check_coding(coding, kind.filter_kind(), false)?;
+    }
     if a.kind == Some(KindArg::Scalable) {
         return build_scalable(a);
     }
@@ -252,7 +376,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         }
         None => kept,
     };
-    let (kind, m, k) = a.size.resolve_kind(a.kind, n, seed)?;
+    let (kind, m, k) = a.size.resolve_kind(a.kind, coding, n, seed)?;
     let mut f = match direct_filter {
         Some(f) => f,
         None => {
@@ -279,7 +403,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     };
     f.set_len(kept);
     let estimated = f.estimated_distinct();
-    let frame = f.frame(CodingArg::resolve(a.coding, a.static_coded, a.raw))?;
+    let frame = f.frame(coding)?;
     // Duplicate lines count toward n: said on success and on failure.
     let duplicates = match estimated {
         Some(est) if !a.distinct && kept >= 1000 && est < 0.9 * kept as f64 => Some(format!(
@@ -290,7 +414,11 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     };
     if let Some(budget) = a.size.bytes {
         if frame.len() as u64 > budget {
-            let why = if a.size.m.is_none() && a.size.confidence < 0.9999 {
+            let why = if a.size.m.is_none() && coding == Coding::Static {
+                // The bound is the adaptive coder's; type 4 is sent
+                // whenever it is smaller than the raw array.
+                "; static coding is not held to the plan's bound (--coding auto is)".to_string()
+            } else if a.size.m.is_none() && a.size.confidence < 0.9999 {
                 format!(
                     "; the plan's bound holds with probability {} (--confidence)",
                     a.size.confidence
@@ -376,7 +504,7 @@ fn build_scalable(a: &BuildArgs) -> CliResult {
         })?;
         let n = a.n.unwrap_or(read).max(read);
         let (plan, bound) = plan_kinds::plan_scalable_for_size(n, budget, &policy, &cons)?;
-        crate::plan_cmd::check_useful(budget, n, plan.fpr, &cons)?;
+        crate::plan_cmd::check_useful(budget, n, plan.fpr, &cons, None)?;
         let mut f = ScalableBloomFilter::new(
             ScalablePolicy {
                 fpr: bound,
@@ -662,6 +790,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             );
             Ok(())
         }
+        AnyFilter::Ribbon(_) => Err(crate::ribbon_cmd::no_decode(&a.input)),
         other => Err(format!("cannot decode a {} filter here", other.kind().name()).into()),
     }
 }
@@ -1127,6 +1256,9 @@ pub(crate) struct DeltaArgs {
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
     let old = kinds::read_any(&a.old, &a.limits)?;
     let new = kinds::read_any(&a.new, &a.limits)?;
+    if let Some(e) = crate::ribbon_cmd::no_delta(&old, &new) {
+        return Err(e);
+    }
     if old.kind() == new.kind() && old.params() != new.params() {
         return Err(format!(
             "OLD has {} and NEW has {}: a delta needs both filters built with the same m, k and seed \

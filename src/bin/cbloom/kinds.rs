@@ -184,6 +184,18 @@ impl KindArg {
         }
     }
 
+    /// The kind of the frames it builds.
+    pub(crate) fn filter_kind(self) -> FilterKind {
+        match self {
+            KindArg::Standard => FilterKind::Standard,
+            KindArg::Counting => FilterKind::Counting,
+            KindArg::Partitioned => FilterKind::Partitioned,
+            KindArg::Scalable => FilterKind::Scalable,
+            KindArg::Sparse => FilterKind::Sparse,
+            KindArg::Ribbon => FilterKind::Ribbon,
+        }
+    }
+
     /// The kind the planner chose.
     pub(crate) fn from_plan_kind(k: PlanKind) -> Self {
         match k {

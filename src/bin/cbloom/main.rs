@@ -157,8 +157,13 @@ pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
     if x < 0.0 {
         return Err(format!("`{s}` is negative: the value must be positive"));
     }
-    if !(x.is_finite() && x.fract() == 0.0 && x < 1.8e19) {
-        return Err(format!("`{s}` is not a whole number of 0 or more"));
+    // 2^64, the first whole number past u64::MAX (x is not NaN; an
+    // infinity is too large).
+    if x >= 18_446_744_073_709_551_616.0 {
+        return Err(format!("`{s}` is too large (at most {})", u64::MAX));
+    }
+    if x.fract() != 0.0 {
+        return Err(format!("`{s}` is not a whole number"));
     }
     Ok(x as u64)
 }
@@ -287,6 +292,11 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_BROKEN_PIPE)
         }
         Err(e) => {
+            // The planner names its arguments; the user typed flags.
+            let e = match e.downcast::<compressed_bloom::plan::PlanError>() {
+                Ok(p) => plan_cmd::plan_error(*p),
+                Err(e) => e,
+            };
             let hint = e
                 .downcast_ref::<compressed_bloom::DecodeError>()
                 .and_then(limit_flag)

@@ -4,7 +4,7 @@ use crate::CliResult;
 use clap::Args;
 use compressed_bloom::kinds::ribbon::plan as ribbon_plan;
 use compressed_bloom::plan::receiver::{self, PlanKind, Target};
-use compressed_bloom::plan::{self, Choice, Constraints, Needs, Plan};
+use compressed_bloom::plan::{self, Choice, Constraints, Needs, Plan, PlanError};
 use compressed_bloom::FilterKind;
 use serde_json::json;
 use std::path::PathBuf;
@@ -30,13 +30,13 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
     max_bits_per_key: Option<f64>,
     /// Cap on k (lookup cost).
-    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = crate::parse_small_count, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = compressed_bloom::MAX_K, value_parser = parse_max_k, allow_negative_numbers = true)]
     max_k: u32,
     /// Probability that the frame stays within --bytes.
-    #[arg(long, default_value_t = 0.9999, value_parser = crate::parse_probability, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.9999, value_parser = parse_confidence, allow_negative_numbers = true)]
     confidence: f64,
     /// Plan the delta sent after this fraction of keys changed.
-    #[arg(long, value_parser = crate::parse_positive, allow_negative_numbers = true)]
+    #[arg(long, value_parser = parse_fraction, allow_negative_numbers = true)]
     delta_fraction: Option<f64>,
     /// Hash seed (its varint is part of the frame).
     #[arg(long, default_value_t = 0, value_parser = crate::parse_count, allow_negative_numbers = true)]
@@ -44,8 +44,14 @@ pub(crate) struct PlanArgs {
     /// What the receiver does besides querying (comma-separated):
     /// `static` (replaced whole), `delta`, `union`, `counting` (removes
     /// keys), `growth`. Shows the kind to send and every kind's plan.
-    #[arg(long, value_enum, value_delimiter = ',', conflicts_with_all = ["delta_fraction", "bits_per_key"])]
+    /// (--plot draws one kind's curves: not with --needs.)
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with_all = ["delta_fraction", "bits_per_key", "plot"])]
     needs: Vec<NeedArg>,
+    /// The kind `build --type` would be given (standard, partitioned,
+    /// counting or sparse): its plan, and the trade-off row that build
+    /// takes. Default: the plan `build` makes without --type.
+    #[arg(long = "type", value_enum, conflicts_with_all = ["needs", "bits_per_key"])]
+    kind: Option<crate::kinds::KindArg>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -117,7 +123,7 @@ fn build_hint(c: &Choice, target: Target) -> String {
     match c.kind {
         FilterKind::Scalable => format!(
             "cbloom build --type scalable {size} --initial-capacity {}",
-            c.plan.n.max(1)
+            plan::SCALABLE_INITIAL_CAPACITY
         ),
         k => format!("cbloom build --type {} {size}", k.name()),
     }
@@ -193,6 +199,21 @@ fn recommend(a: &PlanArgs, cons: &Constraints) -> CliResult {
             }
         );
     }
+    if let Some(c) = std::iter::once(&chosen)
+        .chain(&others)
+        .find(|c| c.kind == FilterKind::Scalable)
+    {
+        let bound = match target {
+            Target::Fpr(f) => format!("f < {f}"),
+            Target::Bytes(_) => "its bound".to_string(),
+        };
+        outln!(
+            "  (scalable: f at n keys, {} keys in layers from --initial-capacity {}; \
+             {bound} holds as keys are added)",
+            c.plan.n,
+            plan::SCALABLE_INITIAL_CAPACITY
+        );
+    }
     outln!();
     outln!(
         "recommended: {} (marked *), {} of the kinds that meet the needs",
@@ -223,11 +244,36 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
     if !a.needs.is_empty() {
         return recommend(a, &cons);
     }
+    use crate::kinds::KindArg;
+    match (a.kind, a.delta_fraction) {
+        (Some(KindArg::Scalable | KindArg::Ribbon), _) => {
+            return Err(crate::UsageError(
+                "plan --type takes standard, partitioned, counting or sparse; the scalable \
+                 and ribbon kinds are planned with --needs growth and --needs static"
+                    .into(),
+            )
+            .into())
+        }
+        (Some(k), Some(_)) if k != KindArg::Standard => {
+            return Err(crate::UsageError(
+                "--delta-fraction plans the standard kind's delta (--type standard)".into(),
+            )
+            .into())
+        }
+        _ => {}
+    }
+    // With --type, the kind's plan as `build --type` makes it (a dense
+    // budget plan made again for fewer keys).
+    let of_kind = |target: Target| -> Option<Result<Plan, PlanError>> {
+        let k = a.kind.filter(|_| a.delta_fraction.is_none())?;
+        Some(receiver::plan_kind(k.plan_kind(), a.n, target, &cons))
+    };
     let (chosen, standard, title) = match (a.bytes, a.fpr) {
         (Some(z), _) => {
-            let p = match a.delta_fraction {
-                Some(c) => plan::plan_delta_for_size(a.n, c, z, &cons)?,
-                None => plan::plan_for_size(a.n, z, &cons)?,
+            let p = match (a.delta_fraction, of_kind(Target::Bytes(z))) {
+                (_, Some(p)) => p?,
+                (Some(c), None) => plan::plan_delta_for_size(a.n, c, z, &cons)?,
+                (None, None) => plan::plan_for_size(a.n, z, &cons)?,
             };
             let s = match a.delta_fraction {
                 Some(c) => plan::standard_delta_for_size(a.n, c, z, &cons)?,
@@ -243,9 +289,16 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
             )
         }
         (_, Some(f)) => {
-            let p = match a.delta_fraction {
-                Some(c) => plan::plan_delta_for_fpr(a.n, c, f, &cons)?,
-                None => plan::plan_for_fpr(a.n, f, &cons)?,
+            let p = match (a.delta_fraction, of_kind(Target::Fpr(f))) {
+                (_, Some(p)) => p,
+                (Some(c), None) => plan::plan_delta_for_fpr(a.n, c, f, &cons),
+                (None, None) => plan::plan_for_fpr(a.n, f, &cons),
+            };
+            let p = match (p, a.max_bits_per_key) {
+                (Err(PlanError::Infeasible { .. }), Some(r)) => {
+                    return Err(cap_error(r, a.n, f).into())
+                }
+                (p, _) => p?,
             };
             let s = match a.delta_fraction {
                 Some(c) => plan::standard_delta_for_fpr(a.n, c, f, &cons)?,
@@ -260,7 +313,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
         _ => return Err("give --bytes, --fpr, or --bits-per-key with --k".into()),
     };
     if let Some(budget) = a.bytes {
-        check_useful(budget, a.n, chosen.fpr, &cons)?;
+        check_useful(budget, a.n, chosen.fpr, &cons, a.max_bits_per_key)?;
     }
     if let Some(path) = &a.plot {
         let fig = match (a.bytes, a.fpr, a.delta_fraction) {
@@ -297,6 +350,7 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
                 })
                 .collect::<Vec<_>>());
             v["default"] = json!(t.default);
+            v["default_note"] = json!(t.note);
         }
         if let Some(r) = ribbon {
             v["ribbon"] = json!({
@@ -384,6 +438,8 @@ struct Tradeoff {
     rows: Vec<(PlanKind, Plan)>,
     /// Index of the row `build` takes by default.
     default: usize,
+    /// The note `build` prints on that plan, if any.
+    note: Option<String>,
 }
 
 fn kind_name(k: PlanKind) -> &'static str {
@@ -405,15 +461,24 @@ fn tradeoff(a: &PlanArgs, wire: &Plan, cons: &Constraints) -> CliResult<Tradeoff
         .map(|i| 2f64.powi(i))
         .take_while(|&c| c < wire.bits_per_key)
         .collect();
-    let mut rows: Vec<(PlanKind, Plan)> =
-        receiver::tradeoff(PlanKind::Standard, a.n, target, &caps, cons)
+    // The kinds `build` weighs for the same flags, and its plan.
+    let asked = crate::filters::asked_kinds(a.kind, compressed_bloom::Coding::Auto);
+    let first = asked[0];
+    let mut rows: Vec<(PlanKind, Plan)> = if first == PlanKind::Sparse {
+        Vec::new()
+    } else {
+        receiver::tradeoff(first, a.n, target, &caps, cons)
             .into_iter()
-            .map(|p| (PlanKind::Standard, p))
-            .collect();
-    let d = receiver::default_plan(&[PlanKind::Standard, PlanKind::Sparse], a.n, target, cons)?;
-    if let Ok(p) = receiver::plan_kind(PlanKind::Sparse, a.n, target, cons) {
-        rows.push((PlanKind::Sparse, p));
+            .map(|p| (first, p))
+            .collect()
+    };
+    let d = receiver::default_plan(&asked, a.n, target, cons)?;
+    if asked.contains(&PlanKind::Sparse) {
+        if let Ok(p) = receiver::plan_kind(PlanKind::Sparse, a.n, target, cons) {
+            rows.push((PlanKind::Sparse, p));
+        }
     }
+    let note = crate::filters::memory_note(&asked, &d, target);
     let default = match rows
         .iter()
         .position(|(k, p)| *k == d.kind && p.m == d.plan.m && p.k == d.plan.k)
@@ -424,7 +489,11 @@ fn tradeoff(a: &PlanArgs, wire: &Plan, cons: &Constraints) -> CliResult<Tradeoff
             rows.len() - 1
         }
     };
-    Ok(Tradeoff { rows, default })
+    Ok(Tradeoff {
+        rows,
+        default,
+        note,
+    })
 }
 
 fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
@@ -463,6 +532,9 @@ fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
             vs,
             human_bytes(receiver::receiver_bytes(*kind, p))
         );
+    }
+    if let Some(note) = &t.note {
+        outln!("{note}");
     }
     Ok(())
 }
@@ -596,11 +668,117 @@ pub(crate) fn human_bytes(b: f64) -> String {
     format!("{b:.0} B")
 }
 
+/// A planner's error in the command line's words: the library names its
+/// arguments (`max_k`, `delta_fraction`), the user typed flags.
+/// An infeasible plan is said by its reason alone: "no filter within the
+/// caps" is wrong where no cap was given.
+pub(crate) fn plan_error(e: PlanError) -> Box<dyn std::error::Error> {
+    let (name, value, expected) = match &e {
+        PlanError::InvalidArgument {
+            name,
+            value,
+            expected,
+        } => (name, value, expected),
+        PlanError::Infeasible { reason } => return reason.clone().into(),
+        _ => return e.into(),
+    };
+    let flag = match *name {
+        "max_k" => "--max-k",
+        "delta_fraction" => "--delta-fraction",
+        "confidence" => "--confidence",
+        "fpr" => "--fpr",
+        "bytes" => "--bytes",
+        "max_m" => "--max-bits-per-key",
+        "k" => "--k",
+        "m" => "--bits-per-key (times --n, the bits m)",
+        _ => return e.into(),
+    };
+    format!("{flag} {value} is out of range: {expected}").into()
+}
+
+/// The least m/n at which some k reaches `fpr` for n keys (the classic
+/// optimum, k near ln2·m/n): what a cap on bits per key must allow.
+pub(crate) fn least_bits_per_key(n: u64, fpr: f64) -> f64 {
+    plan::standard_for_fpr(n, fpr, 0).map_or(f64::NAN, |p| p.bits_per_key)
+}
+
+/// A target rate that --max-bits-per-key leaves out of reach, said so.
+pub(crate) fn cap_error(cap: f64, n: u64, fpr: f64) -> String {
+    format!(
+        "--fpr {fpr} cannot be reached within --max-bits-per-key {cap} (m at most {} bits \
+         for {n} keys): it needs at least {:.2} bits per key",
+        Constraints::default().with_max_bits_per_key(cap, n).max_m,
+        least_bits_per_key(n, fpr)
+    )
+}
+
+/// `--max-k`: a whole number of 1 or more (the planner tries k up to it,
+/// and at most 64).
+pub(crate) fn parse_max_k(s: &str) -> Result<u32, String> {
+    match crate::parse_small_count(s)? {
+        0 => Err(format!(
+            "`{s}` is below 1: the planner needs at least one hash position"
+        )),
+        k => Ok(k),
+    }
+}
+
+/// `--confidence`: a probability in [0.5, 1).
+pub(crate) fn parse_confidence(s: &str) -> Result<f64, String> {
+    let x = crate::parse_probability(s)?;
+    if x >= 0.5 {
+        Ok(x)
+    } else {
+        Err(format!(
+            "`{s}` is below 0.5: the confidence is a probability in [0.5, 1)"
+        ))
+    }
+}
+
+/// `--delta-fraction`: the share of the keys that change, in (0, 1].
+pub(crate) fn parse_fraction(s: &str) -> Result<f64, String> {
+    let x = crate::parse_positive(s)?;
+    if x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(format!(
+            "`{s}` is over 1: the fraction of keys changed is in (0, 1]"
+        ))
+    }
+}
+
 /// Refuses a byte budget whose best plan is no filter at all (f ≥ 0.5), with
-/// the bytes that would give f = 0.01.
-pub(crate) fn check_useful(budget: u64, n: u64, fpr: f64, cons: &Constraints) -> CliResult {
+/// the bytes that would give f = 0.01; when a --max-bits-per-key `cap`
+/// is what leaves no useful filter, that flag is blamed instead.
+pub(crate) fn check_useful(
+    budget: u64,
+    n: u64,
+    fpr: f64,
+    cons: &Constraints,
+    cap: Option<f64>,
+) -> CliResult {
     if n == 0 || fpr < 0.5 {
         return Ok(());
+    }
+    if let Some(r) = cap {
+        let uncapped = Constraints {
+            max_m: compressed_bloom::MAX_M,
+            ..*cons
+        };
+        if let Ok(p) = plan::plan_for_size(n, budget, &uncapped) {
+            if p.fpr < 0.5 {
+                return Err(format!(
+                    "--max-bits-per-key {r} caps m at {} bits for {n} keys, which leaves no \
+                     useful filter (its best false-positive rate is {fpr:.6}); without the cap \
+                     the {budget}-byte frame reaches f = {} (f = 0.01 needs at least {:.2} bits \
+                     per key)",
+                    cons.max_m,
+                    fmt_fpr(p.fpr),
+                    least_bits_per_key(n, 0.01)
+                )
+                .into());
+            }
+        }
     }
     let hint = plan::plan_for_fpr(n, 0.01, cons)
         .map(|p| format!("; about {:.0} bytes give f = 0.01", p.expected_bytes))

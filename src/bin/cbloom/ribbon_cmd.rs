@@ -77,9 +77,14 @@ pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
     Ok(())
 }
 
+/// log2(1/f) of the lowest rate a ribbon filter has, 2^-64 (63 columns,
+/// every block with a 64th).
+const LOWEST_RATE_BITS: f64 = 64.0;
+
 /// The lowest rate whose frame fits `budget` bytes: a frame costs about
 /// rows per key · n · log2(1/f) bits, so start a little below that and
-/// lower the bits by 0.25% until it fits (a few tries at most).
+/// lower the bits by 0.25% until it fits (a few tries at most). A budget
+/// past what the lowest rate, 2^-64, needs builds at that rate.
 fn fit_budget(
     hashes: &[KeyHash],
     seed: u64,
@@ -88,6 +93,20 @@ fn fit_budget(
 ) -> CliResult<(RibbonFilter, Vec<u8>)> {
     let n = hashes.len().max(1) as f64;
     let mut bits = (budget as f64 * 8.0 - 200.0) / n / (how.rows_per_key() + 0.002);
+    if bits > LOWEST_RATE_BITS {
+        bits = LOWEST_RATE_BITS;
+        let f = RibbonFilter::from_hashes_with(hashes, (-bits).exp2(), seed, how)?;
+        let frame = encode_ribbon(&f);
+        if frame.len() as u64 <= budget {
+            note!(
+                "note: {budget} bytes hold more than a ribbon filter of {} keys at its lowest \
+                 rate, 2^-64, needs: built at that rate in {} bytes",
+                hashes.len(),
+                frame.len()
+            );
+            return Ok((f, frame));
+        }
+    }
     for _ in 0..40 {
         if bits < 1.0 {
             break;
@@ -100,11 +119,50 @@ fn fit_budget(
         }
         bits *= 0.9975;
     }
+    let least = compressed_bloom::kinds::ribbon::plan::for_fpr(hashes.len() as u64, 0.5)
+        .map(|e| format!(" (at f = 1/2 it takes about {} bytes)", e.frame_bytes))
+        .unwrap_or_default();
     Err(format!(
-        "no ribbon filter of {} keys fits in {budget} bytes",
+        "no ribbon filter of {} keys fits in {budget} bytes{least}",
         hashes.len()
     )
     .into())
+}
+
+/// Why `decode` has nothing to write for a ribbon frame, and what to do.
+pub(crate) fn no_decode(path: &Path) -> Box<dyn std::error::Error> {
+    format!(
+        "{} is a ribbon filter, which has no uncoded form to decode to: its frame is the \
+         solved system itself, held in memory as sent (`inspect` shows it and `query` reads \
+         it as it is). For a bit array, build the keys again with another --type \
+         (standard, sparse, ...)",
+        path.display()
+    )
+    .into()
+}
+
+/// Refuses a delta with a ribbon filter on either side: a solved system
+/// has no delta (one key changed changes the solution throughout), so NEW
+/// goes whole. None if neither is a ribbon filter.
+pub(crate) fn no_delta(
+    old: &compressed_bloom::format::AnyFilter,
+    new: &compressed_bloom::format::AnyFilter,
+) -> Option<Box<dyn std::error::Error>> {
+    use compressed_bloom::FilterKind;
+    let which = match (old.kind(), new.kind()) {
+        (FilterKind::Ribbon, FilterKind::Ribbon) => "OLD and NEW are ribbon filters",
+        (FilterKind::Ribbon, _) => "OLD is a ribbon filter",
+        (_, FilterKind::Ribbon) => "NEW is a ribbon filter",
+        _ => return None,
+    };
+    Some(
+        format!(
+            "{which}: a ribbon filter has no delta (one changed key changes its solution \
+             throughout), so send NEW whole; for deltas, build both with a kind that has them \
+             (--type standard, sparse, partitioned, counting or scalable)"
+        )
+        .into(),
+    )
 }
 
 /// `inspect`'s lines for a ribbon filter, in place of the bit array's
