@@ -13,6 +13,7 @@ use crate::prelude::*;
 #[doc(hidden)]
 pub mod any;
 mod coding;
+mod convert;
 mod error;
 #[doc(hidden)]
 pub mod header;

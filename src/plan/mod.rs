@@ -23,15 +23,19 @@
 use crate::coder;
 use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
+pub use crate::kinds::ribbon::Build;
 
 #[doc(hidden)]
 pub mod kinds;
-pub use kinds::{for_kind, plan_scalable, plan_scalable_for_size};
+pub use kinds::{plan_scalable, plan_scalable_for_size};
 #[doc(hidden)]
 pub mod receiver;
 pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
 mod recommend;
-pub use recommend::{recommend, Choice, Needs, SCALABLE_INITIAL_CAPACITY};
+pub use recommend::{for_kind, recommend, Choice, Needs, SCALABLE_INITIAL_CAPACITY};
+mod build;
+#[doc(hidden)]
+pub use build::ribbon_within;
 mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
@@ -58,6 +62,14 @@ pub enum PlanError {
         /// What could not be met.
         reason: String,
     },
+    /// The planned filter could not be built ([`Choice::build`]).
+    #[error("cannot build the planned {} filter: {reason}", kind.name())]
+    Build {
+        /// The kind planned.
+        kind: crate::format::FilterKind,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Caps and margins shared by every search.
@@ -72,6 +84,9 @@ pub struct Constraints {
     pub confidence: f64,
     /// Seed the filter will use (its varint length is part of the frame).
     pub seed: u64,
+    /// How a ribbon filter is built, which sets its expected rows: the
+    /// ribbon estimate assumes it, and [`Choice::build`] builds that way.
+    pub ribbon_build: Build,
 }
 
 impl Default for Constraints {
@@ -81,6 +96,7 @@ impl Default for Constraints {
             max_k: MAX_K,
             confidence: 0.9999,
             seed: 0,
+            ribbon_build: Build::Compact,
         }
     }
 }

@@ -103,6 +103,14 @@ pub struct Choice {
     pub plan: Plan,
     /// The first need of the receiver this kind cannot meet, or None.
     pub lacks: Option<&'static str>,
+    /// What [`Choice::build`] needs besides the plan: the seed, the
+    /// ribbon build and the scalable policy the plan assumed.
+    pub(super) seed: u64,
+    pub(super) ribbon_build: super::Build,
+    pub(super) policy: Option<ScalablePolicy>,
+    /// The frame budget planned for, if any: a ribbon build checks its
+    /// frame against it, as its plan is an expectation.
+    pub(super) budget: Option<u64>,
 }
 
 /// The first layer's capacity [`recommend`] plans a scalable filter with,
@@ -173,12 +181,9 @@ pub fn recommend(
     let mut choices: Vec<Choice> = KINDS
         .iter()
         .filter_map(|&kind| {
-            let plan = plan_of(kind, n, target, cons).ok()?;
-            Some(Choice {
-                kind,
-                plan,
-                lacks: needs.lacked_by(kind),
-            })
+            let mut choice = for_kind(kind, n, target, cons).ok()?;
+            choice.lacks = needs.lacked_by(kind);
+            Some(choice)
         })
         .collect();
     // Stable: equal scores keep the order of KINDS.
@@ -203,31 +208,80 @@ pub fn recommend(
     }
 }
 
-/// One kind's plan for `target`.
-fn plan_of(
+/// The plan for `n` keys in a filter of `kind` that meets `target`, as a
+/// [`Choice`] that builds the filter ([`Choice::build`],
+/// [`Choice::empty`]). Every kind is planned by its own planner:
+///
+/// * standard, partitioned, counting and sparse: the smallest frame for a
+///   rate, the lowest rate for a budget; a budget plan holds for any key
+///   count up to n;
+/// * scalable: the layers a filter whose first layer holds
+///   [`SCALABLE_INITIAL_CAPACITY`] keys opens for n keys
+///   ([`super::plan_scalable`]); the policy's bound is the target rate, or
+///   under a budget the lowest bound whose frame fits;
+/// * ribbon: the expected frame of a filter built the
+///   [`Constraints::ribbon_build`] way; m is the expected rows and k the
+///   lower column count r, what its header carries.
+///
+/// # Errors
+/// Invalid arguments; a target no plan within `cons` reaches.
+///
+/// # Examples
+/// ```
+/// use compressed_bloom::plan::{for_kind, Constraints, Target};
+/// use compressed_bloom::FilterKind;
+/// let cons = Constraints::default();
+/// let sparse = for_kind(FilterKind::Sparse, 10_000, Target::Fpr(1e-4), &cons)?;
+/// let ribbon = for_kind(FilterKind::Ribbon, 10_000, Target::Fpr(1e-4), &cons)?;
+/// assert!(sparse.plan.fpr <= 1e-4 && ribbon.plan.fpr <= 1e-4);
+/// assert!(ribbon.plan.expected_bytes < sparse.plan.expected_bytes);
+/// let filter = ribbon.build((0..10_000u32).map(|i| i.to_le_bytes()))?;
+/// assert!(filter.contains(&7u32.to_le_bytes()));
+/// # Ok::<(), compressed_bloom::plan::PlanError>(())
+/// ```
+pub fn for_kind(
     kind: FilterKind,
     n: u64,
     target: Target,
     cons: &Constraints,
-) -> Result<Plan, PlanError> {
+) -> Result<Choice, PlanError> {
     let bloom = |k: PlanKind| plan_kind(k, n, target, cons);
-    match kind {
+    let mut policy = None;
+    let plan = match kind {
         FilterKind::Standard => bloom(PlanKind::Standard),
         FilterKind::Partitioned => bloom(PlanKind::Partitioned),
         FilterKind::Counting => bloom(PlanKind::Counting),
         FilterKind::Sparse => bloom(PlanKind::Sparse),
         FilterKind::Scalable => {
             let capacity = SCALABLE_INITIAL_CAPACITY;
-            match target {
-                Target::Fpr(f) => plan_scalable(n, &ScalablePolicy::new(capacity, f), cons),
-                Target::Bytes(z) => {
-                    plan_scalable_for_size(n, z, &ScalablePolicy::new(capacity, 0.5), cons)
-                        .map(|(p, _)| p)
+            let (plan, chosen) = match target {
+                Target::Fpr(f) => {
+                    let p = ScalablePolicy::new(capacity, f);
+                    plan_scalable(n, &p, cons).map(|plan| (plan, p))
                 }
-            }
+                Target::Bytes(z) => {
+                    let loosest = ScalablePolicy::new(capacity, 0.5);
+                    plan_scalable_for_size(n, z, &loosest, cons)
+                        .map(|(plan, fpr)| (plan, ScalablePolicy { fpr, ..loosest }))
+                }
+            }?;
+            policy = Some(chosen);
+            Ok(plan)
         }
-        _ => ribbon_plan(n, target, cons),
-    }
+        FilterKind::Ribbon => ribbon_plan(n, target, cons),
+    }?;
+    Ok(Choice {
+        kind,
+        plan,
+        lacks: None,
+        seed: cons.seed,
+        ribbon_build: cons.ribbon_build,
+        policy,
+        budget: match target {
+            Target::Bytes(z) => Some(z),
+            Target::Fpr(_) => None,
+        },
+    })
 }
 
 /// The ribbon kind's expected frame as a [`Plan`]: m the rows, k the lower
@@ -237,8 +291,8 @@ fn plan_of(
 /// fits).
 fn ribbon_plan(n: u64, target: Target, cons: &Constraints) -> Result<Plan, PlanError> {
     let est = match target {
-        Target::Fpr(f) => ribbon::for_fpr(n, f),
-        Target::Bytes(z) => ribbon::for_bytes(n, z),
+        Target::Fpr(f) => ribbon::for_fpr_with(n, f, cons.ribbon_build),
+        Target::Bytes(z) => ribbon::for_bytes_with(n, z, cons.ribbon_build),
     }
     .map_err(|e| PlanError::Infeasible {
         reason: e.to_string(),
@@ -246,7 +300,7 @@ fn ribbon_plan(n: u64, target: Target, cons: &Constraints) -> Result<Plan, PlanE
     let (r, _) = crate::kinds::ribbon::columns_for(est.fpr).map_err(|e| PlanError::Infeasible {
         reason: e.to_string(),
     })?;
-    let rows = ribbon::expected_rows(n);
+    let rows = ribbon::expected_rows_with(n, cons.ribbon_build);
     Ok(Plan {
         n,
         m: rows,

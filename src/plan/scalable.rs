@@ -49,6 +49,32 @@ impl ScalableBloomFilter {
         Self::with_planner(policy, seed, &CompressedLayers)
     }
 
+    /// An empty filter whose first layer holds `capacity` keys and whose
+    /// rate stays below `fpr` however many keys arrive: the default policy
+    /// ([`ScalablePolicy::new`]: layers that double, each at 0.9 times the
+    /// rate of the one before).
+    ///
+    /// ```
+    /// use compressed_bloom::kinds::scalable::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::with_capacity_and_rate(1_000, 0.01, 7)?;
+    /// for i in 0..5_000u32 {
+    ///     f.try_insert(&i.to_le_bytes())?;
+    /// }
+    /// assert!(f.formula_fpr() < 0.01);
+    /// # Ok::<(), compressed_bloom::kinds::scalable::ScalableError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ScalableBloomFilter::new`]: a capacity of 0 or a rate outside
+    /// (0, 1).
+    pub fn with_capacity_and_rate(
+        capacity: u64,
+        fpr: f64,
+        seed: u64,
+    ) -> Result<Self, ScalableError> {
+        Self::new(ScalablePolicy::new(capacity, fpr), seed)
+    }
+
     /// Inserts a key, as [`ScalableBloomFilter::try_insert_with`] with
     /// [`CompressedLayers`].
     ///

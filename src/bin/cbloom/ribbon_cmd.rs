@@ -5,6 +5,7 @@ use crate::files::{for_each_key, progress, write_all};
 use crate::CliResult;
 use compressed_bloom::format::encode_ribbon;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
+use compressed_bloom::plan::ribbon_within;
 use compressed_bloom::KeyHash;
 use std::path::Path;
 
@@ -77,56 +78,25 @@ pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
     Ok(())
 }
 
-/// log2(1/f) of the lowest rate a ribbon filter has, 2^-64 (63 columns,
-/// every block with a 64th).
-const LOWEST_RATE_BITS: f64 = 64.0;
-
-/// The lowest rate whose frame fits `budget` bytes: a frame costs about
-/// rows per key · n · log2(1/f) bits, so start a little below that and
-/// lower the bits by 0.25% until it fits (a few tries at most). A budget
-/// past what the lowest rate, 2^-64, needs builds at that rate.
+/// The lowest rate whose frame fits `budget` bytes (the library's search,
+/// [`ribbon_within`]), saying so when the budget holds more than the
+/// lowest rate, 2^-64, needs.
 fn fit_budget(
     hashes: &[KeyHash],
     seed: u64,
     budget: u64,
     how: Build,
 ) -> CliResult<(RibbonFilter, Vec<u8>)> {
-    let n = hashes.len().max(1) as f64;
-    let mut bits = (budget as f64 * 8.0 - 200.0) / n / (how.rows_per_key() + 0.002);
-    if bits > LOWEST_RATE_BITS {
-        bits = LOWEST_RATE_BITS;
-        let f = RibbonFilter::from_hashes_with(hashes, (-bits).exp2(), seed, how)?;
-        let frame = encode_ribbon(&f);
-        if frame.len() as u64 <= budget {
-            note!(
-                "note: {budget} bytes hold more than a ribbon filter of {} keys at its lowest \
-                 rate, 2^-64, needs: built at that rate in {} bytes",
-                hashes.len(),
-                frame.len()
-            );
-            return Ok((f, frame));
-        }
+    let (f, frame) = ribbon_within(hashes, seed, budget, how)?;
+    if f.expected_fpr() <= (-64f64).exp2() * (1.0 + 1e-9) {
+        note!(
+            "note: {budget} bytes hold more than a ribbon filter of {} keys at its lowest \
+             rate, 2^-64, needs: built at that rate in {} bytes",
+            hashes.len(),
+            frame.len()
+        );
     }
-    for _ in 0..40 {
-        if bits < 1.0 {
-            break;
-        }
-        let fpr = (-bits).exp2();
-        let f = RibbonFilter::from_hashes_with(hashes, fpr, seed, how)?;
-        let frame = encode_ribbon(&f);
-        if frame.len() as u64 <= budget {
-            return Ok((f, frame));
-        }
-        bits *= 0.9975;
-    }
-    let least = compressed_bloom::kinds::ribbon::plan::for_fpr(hashes.len() as u64, 0.5)
-        .map(|e| format!(" (at f = 1/2 it takes about {} bytes)", e.frame_bytes))
-        .unwrap_or_default();
-    Err(format!(
-        "no ribbon filter of {} keys fits in {budget} bytes{least}",
-        hashes.len()
-    )
-    .into())
+    Ok((f, frame))
 }
 
 /// Why `decode` has nothing to write for a ribbon frame, and what to do.

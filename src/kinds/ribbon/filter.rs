@@ -156,11 +156,36 @@ impl RibbonFilter {
         fpr: f64,
         seed: u64,
     ) -> Result<Self, RibbonError> {
+        Self::from_keys_with(keys, fpr, seed, Build::Compact)
+    }
+
+    /// As [`Self::from_keys`], built the way `how` says: [`Build::Fast`]
+    /// builds in about two thirds of the time for about 1% more bytes.
+    /// The keys are hashed with `seed`, the seed the frame carries.
+    ///
+    /// ```
+    /// use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
+    /// let keys: Vec<[u8; 4]> = (0..20_000u32).map(|i| i.to_le_bytes()).collect();
+    /// let compact = RibbonFilter::from_keys(&keys, 0.01, 7)?;
+    /// let fast = RibbonFilter::from_keys_with(&keys, 0.01, 7, Build::Fast)?;
+    /// assert!(compact.rows() < fast.rows());
+    /// assert!(keys.iter().all(|k| fast.contains(k)));
+    /// # Ok::<(), compressed_bloom::kinds::ribbon::RibbonError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Self::from_keys`].
+    pub fn from_keys_with<K: AsRef<[u8]>>(
+        keys: impl IntoIterator<Item = K>,
+        fpr: f64,
+        seed: u64,
+        how: Build,
+    ) -> Result<Self, RibbonError> {
         let hashes: Vec<KeyHash> = keys
             .into_iter()
             .map(|k| KeyHash::new(k.as_ref(), seed))
             .collect();
-        Self::from_hashes(&hashes, fpr, seed)
+        Self::from_hashes_with(&hashes, fpr, seed, how)
     }
 
     /// Builds a filter from key hashes made with `seed` ([`KeyHash::new`]),

@@ -8,8 +8,6 @@ use super::filter::columns_for;
 use super::sizing::Build;
 use super::RibbonError;
 
-/// How the planned frames are built.
-const HOW: Build = Build::Compact;
 
 /// The expected cost of a ribbon frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,19 +20,36 @@ pub struct Estimate {
     pub frame_bytes: u64,
 }
 
-/// Rows expected for n keys, and at least one band of 128.
+/// Rows expected for n keys built the [`Build::Compact`] way, and at least
+/// one band of 128.
 pub fn expected_rows(n: u64) -> u64 {
-    (n as f64 * HOW.rows_per_key()).round().max(128.0) as u64
+    expected_rows_with(n, Build::Compact)
 }
 
-/// The expected frame for n keys at rate `fpr`.
+/// Rows expected for n keys built the way `how` says, and at least one
+/// band of 128.
+pub fn expected_rows_with(n: u64, how: Build) -> u64 {
+    (n as f64 * how.rows_per_key()).round().max(128.0) as u64
+}
+
+/// The expected frame for n keys at rate `fpr`, built the
+/// [`Build::Compact`] way.
 ///
 /// # Errors
 /// [`RibbonError::Params`] for a rate outside (2^-64, 1/2].
 pub fn for_fpr(n: u64, fpr: f64) -> Result<Estimate, RibbonError> {
+    for_fpr_with(n, fpr, Build::Compact)
+}
+
+/// The expected frame for n keys at rate `fpr`, built the way `how` says
+/// (its shards and spare rows).
+///
+/// # Errors
+/// As [`for_fpr`].
+pub fn for_fpr_with(n: u64, fpr: f64, how: Build) -> Result<Estimate, RibbonError> {
     let (r, u) = columns_for(fpr)?;
-    let rows = (n as f64 * HOW.rows_per_key()).max(128.0);
-    let shards = n.div_ceil(HOW.shard_keys()).max(1) as f64;
+    let rows = (n as f64 * how.rows_per_key()).max(128.0);
+    let shards = n.div_ceil(how.shard_keys()).max(1) as f64;
     // Header (about 20 bytes with the CRC), prefix, 3 bytes per shard.
     let overhead = 24.0 + 3.0 * shards;
     let bytes = (rows * (f64::from(r) + u) / 8.0 + overhead).ceil();
@@ -52,7 +67,16 @@ pub fn for_fpr(n: u64, fpr: f64) -> Result<Estimate, RibbonError> {
 /// # Errors
 /// [`RibbonError::Params`] if even f = 1/2 does not fit.
 pub fn for_bytes(n: u64, bytes: u64) -> Result<Estimate, RibbonError> {
-    let fits = |bits: f64| for_fpr(n, (-bits).exp2()).is_ok_and(|e| e.frame_bytes <= bytes);
+    for_bytes_with(n, bytes, Build::Compact)
+}
+
+/// As [`for_bytes`], for frames built the way `how` says.
+///
+/// # Errors
+/// As [`for_bytes`].
+pub fn for_bytes_with(n: u64, bytes: u64, how: Build) -> Result<Estimate, RibbonError> {
+    let fits =
+        |bits: f64| for_fpr_with(n, (-bits).exp2(), how).is_ok_and(|e| e.frame_bytes <= bytes);
     if !fits(1.0) {
         return Err(RibbonError::Params {
             reason: "the budget does not hold a ribbon filter at f = 1/2",
@@ -67,7 +91,7 @@ pub fn for_bytes(n: u64, bytes: u64) -> Result<Estimate, RibbonError> {
             hi = mid;
         }
     }
-    for_fpr(n, (-lo).exp2())
+    for_fpr_with(n, (-lo).exp2(), how)
 }
 
 #[cfg(test)]
