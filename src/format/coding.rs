@@ -5,10 +5,25 @@
 
 use super::header::FilterKind;
 
-/// The payload coding of a full frame. Kinds whose payload has one coding
-/// of its own (counting, scalable, sparse) take `Auto`, `Adaptive` and
-/// `Static` as "their coding", and `Raw` as their raw form where they have
-/// one.
+/// The payload coding of a full frame.
+///
+/// Not every kind has every coding. [`Coding::applies_to`] says which
+/// ones a kind has, and the CLI refuses the others before it reads a key;
+/// [`crate::Kind::encode_frame`] given a coding the kind lacks writes the
+/// kind's `Auto` frame instead. What each kind writes:
+///
+/// | kind | `Auto` | `Adaptive` | `Static` | `Raw` |
+/// |---|---|---|---|---|
+/// | standard, partitioned | type 4 or 1 (below), or 0 | type 1 | type 4 | type 0 |
+/// | Squid digest | type 1, or 0 if smaller | type 1 | lacks: `Auto` | type 0 |
+/// | counting | coded counters, or raw if smaller | coded counters | lacks: `Auto` | raw counters |
+/// | scalable | each layer coded or raw, the smaller | as `Auto` | lacks: `Auto` | every layer raw |
+/// | sparse | Rice-coded positions | as `Auto` | lacks: `Auto` | lacks: `Auto` |
+/// | ribbon | the solution, uncoded | lacks: `Auto` | lacks: `Auto` | the solution |
+///
+/// A ribbon filter's solution is incompressible (its bits are as likely 0
+/// as 1), so its only form is raw; the sparse kind's positions are its
+/// coding, with no raw form.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Coding {
@@ -53,14 +68,17 @@ impl Coding {
         Coding::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// Whether a full frame of `kind` can be written with this coding
+    /// Whether a full frame of `kind` (a Squid digest if `squid`) can be
+    /// written with this coding, as the table on [`Coding`] gives it
     /// (`auto` always can). Type 4 is defined for the standard and
     /// partitioned kinds only (Squid digests, a standard filter with
-    /// Squid's header, have no static-coded frame); raw for every kind but
+    /// Squid's header, have no static-coded frame); adaptive for every kind
+    /// with a coded form, so not the ribbon kind; raw for every kind but
     /// the sparse one, whose positions are always Rice-coded.
     pub const fn applies_to(self, kind: FilterKind, squid: bool) -> bool {
         match self {
-            Coding::Auto | Coding::Adaptive => true,
+            Coding::Auto => true,
+            Coding::Adaptive => !matches!(kind, FilterKind::Ribbon),
             Coding::Static => {
                 matches!(kind, FilterKind::Standard | FilterKind::Partitioned) && !squid
             }

@@ -53,8 +53,10 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
     /// proportional to the frame alone.
     fn digest(&self) -> u64;
 
-    /// A full frame of this filter with `coding` (kinds with one coding of
-    /// their own take any coding but raw as theirs), carrying `id` if given.
+    /// A full frame of this filter with `coding`, carrying `id` if given.
+    /// The table on [`Coding`] says what each kind writes for each coding;
+    /// a coding the kind lacks ([`Coding::applies_to`] is false) is
+    /// written as `Auto`, so check it first where a caller must refuse it.
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> alloc::vec::Vec<u8>;
 
     /// Decodes the payload of a checked full frame (header `h`, limits

@@ -195,3 +195,35 @@ fn conversions_between_any_filter_and_each_kind() {
     let back = RibbonFilter::try_from(any.clone()).unwrap_err();
     assert_eq!(back, any);
 }
+
+/// A coding a kind lacks is written as the kind's `Auto` frame, and
+/// `Coding::applies_to` says which those are: static coding for the
+/// standard and partitioned kinds only, raw for all but the sparse kind,
+/// adaptive for all but the ribbon kind, whose solution has no coded form.
+#[test]
+fn a_coding_a_kind_lacks_writes_its_auto_frame() {
+    use compressed_bloom::format::Coding;
+    use compressed_bloom::Kind;
+    let cons = Constraints::default();
+    for kind in KINDS {
+        let choice = for_kind(kind, 2_000, Target::Fpr(0.01), &cons).unwrap();
+        let filter = choice.build((0..2_000u32).map(member)).unwrap();
+        let auto = filter.encode_frame(Coding::Auto, None);
+        for coding in Coding::ALL {
+            let has = coding.applies_to(kind, false);
+            let expected = match coding {
+                Coding::Auto => true,
+                Coding::Adaptive => kind != FilterKind::Ribbon,
+                Coding::Static => matches!(kind, FilterKind::Standard | FilterKind::Partitioned),
+                _ => kind != FilterKind::Sparse,
+            };
+            assert_eq!(has, expected, "{kind:?} {coding:?}");
+            let frame = filter.encode_frame(coding, None);
+            if !has {
+                assert_eq!(frame, auto, "{kind:?} {coding:?}");
+            }
+            let back: AnyFilter = decode_as(&frame, &DecodeLimits::default()).unwrap();
+            assert_eq!(back, filter, "{kind:?} {coding:?}");
+        }
+    }
+}

@@ -50,7 +50,9 @@ enum Command {
     Plan(plan_cmd::PlanArgs),
     /// Build a filter frame from keys (one per line).
     Build(filters::BuildArgs),
-    /// Re-encode a frame (or import a bare bit array) to the smallest frame type.
+    /// Re-encode a frame (or import a bare bit array) with --coding: `auto`
+    /// takes the fastest-decoding coding whose frame stays within the
+    /// planner's size bound; a coding the kind lacks is refused.
     Encode(filters::EncodeArgs),
     /// Decode a frame to the uncompressed (raw) type or a bare bit array.
     Decode(filters::DecodeArgs),
