@@ -4,7 +4,7 @@
 //! structure, so decoding checks the length the parameters imply and
 //! copies them.
 
-use super::build::Shard;
+use super::filter::Placed;
 use super::{RibbonError, RibbonFilter, BAND};
 use crate::prelude::*;
 use crate::wire::varint;
@@ -127,6 +127,9 @@ pub fn parse(
             limit,
         });
     }
+    // The one table the filter keeps, built in place (24 bytes per shard
+    // of at least 2 payload bytes: within the 16 bytes per payload byte
+    // the limits count, FORMAT.md section 2.3).
     let mut shards = Vec::with_capacity(shard_count as usize);
     let mut sum = 0u64;
     for shard in 0..shard_count {
@@ -138,11 +141,16 @@ pub fn parse(
             .get(at)
             .ok_or(RibbonError::Truncated { offset: at })?;
         at = at.saturating_add(1);
+        let first = sum;
         sum = sum.saturating_add(r);
         if sum > rows {
             return Err(RibbonError::RowSum { found: sum, rows });
         }
-        shards.push(Shard { rows: r, cseed });
+        shards.push(Placed {
+            first,
+            rows: r,
+            cseed,
+        });
     }
     if sum != rows {
         return Err(RibbonError::RowSum { found: sum, rows });
@@ -159,10 +167,14 @@ pub fn parse(
     let (whole, _) = split(rows, cols, upper).unwrap_or((0, 0));
     let (head, tail) = rest.split_at((whole as usize).saturating_mul(16).min(rest.len()));
     let cut = last_word_len(rows);
-    let mut words: Vec<u128> = head
-        .chunks_exact(WORD as usize)
-        .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16])))
-        .collect();
+    // Allocated once at its length, so that the filter holds what
+    // `heap_bytes` reports.
+    let count = (head.len() / WORD as usize).saturating_add(tail.len() / cut.max(1));
+    let mut words: Vec<u128> = Vec::with_capacity(count);
+    words.extend(
+        head.chunks_exact(WORD as usize)
+            .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16]))),
+    );
     words.extend(tail.chunks_exact(cut.max(1)).map(|c| {
         let mut b = [0u8; 16];
         if let Some(dst) = b.get_mut(..c.len()) {
@@ -170,8 +182,8 @@ pub fn parse(
         }
         u128::from_le_bytes(b)
     }));
-    Ok(RibbonFilter::from_parts(
-        seed, n, cols, upper, &shards, words,
+    Ok(RibbonFilter::from_placed(
+        seed, n, cols, upper, shards, rows, words,
     ))
 }
 
