@@ -218,6 +218,55 @@ mod tests {
         assert!(parse(&out, 3, f.rows(), f.columns(), 0).is_err());
     }
 
+    /// FORMAT.md section 8.5, "Checks": a prefix varint with no byte left
+    /// where it starts is `Truncated` at the payload's length; one the
+    /// payload ends inside is `BadVarint` at its first byte; a missing seed
+    /// byte is `Truncated` at its offset.
+    #[test]
+    fn the_payload_end_inside_the_prefix() {
+        assert_eq!(
+            parse(&[128], 0, 128, 1, 0),
+            Err(RibbonError::Truncated { offset: 1 })
+        );
+        assert_eq!(
+            parse(&[128, 0x80], 0, 128, 1, 0),
+            Err(RibbonError::BadVarint {
+                field: "upper",
+                offset: 1
+            })
+        );
+        // Nine shards in 22 bytes: eight empty ones, then rows cut at the end.
+        let mut p = vec![128, 0, 9];
+        p.extend_from_slice(&[0; 16]);
+        p.extend_from_slice(&[0x80, 0x80, 0x80]);
+        assert_eq!(
+            parse(&p, 0, 128, 1, 0),
+            Err(RibbonError::BadVarint {
+                field: "rows",
+                offset: 19
+            })
+        );
+        // The last shard's rows end at the payload's end: no seed byte.
+        p.truncate(19);
+        p.extend_from_slice(&[0x80, 0x80, 0x01]);
+        assert_eq!(
+            parse(&p, 0, 128, 1, 0),
+            Err(RibbonError::Truncated { offset: 22 })
+        );
+        // m = 384: 25 shards fit in 54 bytes, but three of 128 rows take
+        // three bytes each, so the last shard's rows have no byte at all.
+        let mut q = vec![128, 0, 25];
+        for _ in 0..3 {
+            q.extend_from_slice(&[0x80, 0x01, 0]);
+        }
+        q.extend_from_slice(&[0; 42]);
+        assert_eq!(q.len(), 54);
+        assert_eq!(
+            parse(&q, 0, 384, 1, 0),
+            Err(RibbonError::Truncated { offset: 54 })
+        );
+    }
+
     #[test]
     fn counts_are_checked_before_allocating() {
         // 2^40 shards in a 12-byte payload.
