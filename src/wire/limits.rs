@@ -55,6 +55,14 @@ pub struct DecodeLimits {
     /// ⌈m/8⌉ > max_expansion · frame length. Deltas are exempt: they decode
     /// into the size of the base the receiver already holds.
     pub max_expansion: Option<u64>,
+    /// If set, the most value decisions a counting frame may take per
+    /// frame byte (docs/FORMAT.md section 8.1, "Work"), whatever
+    /// `max_expansion` is; if not, `max_expansion / 32`, and no bound
+    /// without an expansion limit. A receiver that raises the expansion
+    /// limit for memory's sake keeps the CPU bound with it: `cbloom` lets
+    /// any frame decode to 1 GiB, and holds every frame to 128 decisions
+    /// per byte.
+    pub max_decisions_per_byte: Option<u64>,
     /// The filter kinds this receiver accepts (by wire id; all by default).
     /// A frame of another kind is refused at its kind byte, before anything
     /// is allocated, with an error that names the kind.
@@ -104,6 +112,7 @@ impl Default for DecodeLimits {
             max_k: MAX_K,
             max_frame_len: 1 << 30,
             max_expansion: Some(DEFAULT_MAX_EXPANSION),
+            max_decisions_per_byte: None,
             kinds: KindSet::ALL,
         }
     }
@@ -118,6 +127,7 @@ impl DecodeLimits {
             max_k: MAX_K,
             max_frame_len: u64::MAX,
             max_expansion: None,
+            max_decisions_per_byte: None,
             kinds: KindSet::ALL,
         }
     }

@@ -1,0 +1,76 @@
+//! The limits `cbloom` reads frames under: a memory floor (any frame may
+//! decode to 1 GiB) that does not widen the work a frame may ask for
+//! (docs/HARDENING.md, "Cost per frame byte").
+
+use crate::process::{run, s, stderr};
+use compressed_bloom::{CountingBloomFilter, FilterParams, Kind};
+
+/// A counting filter of 2^16 counters, k = 4, with every counter at 15
+/// (10^6 keys: about 61 increments per counter, so none stays below 15
+/// but with a Poisson tail far under 2^-16).
+fn all_fifteen() -> CountingBloomFilter {
+    let mut f = CountingBloomFilter::new(FilterParams::new(1 << 16, 4, 3)).unwrap();
+    for i in 0u32..1_000_000 {
+        f.insert(&i.to_le_bytes());
+    }
+    assert_eq!(f.histogram()[15], 1 << 16);
+    f
+}
+
+/// The memory floor lets a 1.5 KB frame decode to 1 GiB, but a counting
+/// frame still gets 128 value decisions per frame byte: the all-15 frame
+/// asks for 14 per counter, 917,504, about 600 per frame byte (21,770
+/// decisions per byte were taken before). With `--max-expansion 0` (no
+/// limits) it reads.
+#[test]
+fn the_memory_floor_does_not_raise_the_counting_work_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let f = all_fifteen();
+    let frame = compressed_bloom::format::encode_counting(&f);
+    let path = dir.join("all15.cbf");
+    std::fs::write(&path, &frame).unwrap();
+    let budget = 128 * frame.len() as u64;
+    let o = run(&["inspect", s(&path)]);
+    assert!(
+        !o.status.success(),
+        "the all-15 frame was read: {}",
+        crate::process::stdout(&o)
+    );
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "counting value decisions (14 or 15 per marked counter) = {}",
+            14u64 << 16
+        )) && e.contains(&budget.to_string()),
+        "{e}"
+    );
+    let o = run(&["inspect", s(&path), "--max-expansion", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A delta from the empty filter to it asks for 15 decisions per
+    // counter, 983,040, from a frame of about 1.5 KB.
+    let empty = CountingBloomFilter::new(FilterParams::new(1 << 16, 4, 3)).unwrap();
+    let base = dir.join("empty.cbf");
+    std::fs::write(&base, compressed_bloom::format::encode_counting(&empty)).unwrap();
+    let delta = Kind::encode_delta(&empty, &f, None).unwrap();
+    let dpath = dir.join("d.cbf");
+    std::fs::write(&dpath, &delta).unwrap();
+    let out = dir.join("out.cbf");
+    let o = run(&["apply", s(&base), s(&dpath), "-o", s(&out)]);
+    assert!(!o.status.success(), "the all-15 delta was applied");
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "counting value decisions (14 or 15 per marked counter) = {}",
+            15u64 << 16
+        )),
+        "{e}"
+    );
+    // The floor itself stays: an empty filter of 10^7 counters (6.25 MB
+    // from a frame of a few dozen bytes, far past 4096 times) reads.
+    let big = CountingBloomFilter::new(FilterParams::new(10_000_000, 4, 3)).unwrap();
+    let bpath = dir.join("big.cbf");
+    std::fs::write(&bpath, compressed_bloom::format::encode_counting(&big)).unwrap();
+    let o = run(&["inspect", s(&bpath)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
