@@ -83,6 +83,7 @@ fn the_largest_shard_table_the_default_limits_accept_stays_within_them() {
     );
     let check = |what: &str, decode: &dyn Fn() -> bool| {
         let peak = peak_of(|| assert!(decode(), "{what} decodes the frame"));
+        println!("{what}: peak {peak} bytes for a {}-byte frame", f.len());
         assert!(
             peak as u64 <= bound,
             "{what}: peak {peak} bytes, the limit counts {bound}"

@@ -74,3 +74,51 @@ fn the_memory_floor_does_not_raise_the_counting_work_budget() {
     let o = run(&["inspect", s(&bpath)]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The ribbon shard table under `cbloom`: the largest frame the library's
+/// default memory limit accepts (a 33,554,451-byte frame of 16,777,204
+/// shards of no rows, counted as 16 bytes per payload byte, 512 MiB) is
+/// read by `cbloom inspect` within what the limit counts, plus the frame
+/// itself (read whole, at most twice its size while the read grows) and
+/// 32 MiB for the process. Its data segment (the heap and private
+/// writable mappings; Linux counts them under RLIMIT_DATA) is capped at
+/// that sum with `ulimit -d`, so an allocation past it fails the command
+/// (measured: 433,541 KiB needed; the address space, `ulimit -v`, also
+/// holds reserved arenas and stacks, about 200 MB more). Before the
+/// decoder held one shard record, it held 40 bytes per shard (671 MB).
+#[cfg(unix)]
+#[test]
+fn cbloom_reads_the_largest_ribbon_shard_table_within_the_counted_memory() {
+    use compressed_bloom::wire::varint;
+    let empty = 16_777_203u64;
+    let mut p = vec![128u8, 0];
+    varint::put(&mut p, empty + 1);
+    varint::put(&mut p, 128);
+    p.push(0);
+    p.resize(p.len() + 2 * empty as usize + 16, 0);
+    let mut f = vec![0xCB, 0xF1, 3, 0, 1, 0, 5];
+    for v in [0, 128, 1, 0, p.len() as u64] {
+        varint::put(&mut f, v);
+    }
+    f.extend_from_slice(&p);
+    f.extend_from_slice(&[0; 4]);
+    crate::common::fix_crc(&mut f);
+    assert_eq!(f.len(), 33_554_451);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("shards.cbf");
+    std::fs::write(&path, &f).unwrap();
+    let cap_kb = (16 * p.len() as u64 + 2 * f.len() as u64 + (32 << 20)) / 1024;
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -d {cap_kb} && exec \"$0\" inspect \"$1\""))
+        .arg(crate::process::BIN)
+        .arg(s(&path))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "cbloom inspect under {cap_kb} KiB: {:?} {}",
+        o.status,
+        stderr(&o)
+    );
+}
