@@ -11,6 +11,11 @@ use compressed_bloom::{decode_any, AnyFilter, DecodeLimits, Subscriber};
 
 /// The counting allocator's peak means something only while one test
 /// allocates at a time.
+/// What the test harness may allocate beside a running test (its output
+/// for the tests that ended: up to 10,310 bytes measured), so figures
+/// meant to be exact are checked within it.
+const HARNESS: usize = 64 * 1024;
+
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -107,8 +112,13 @@ fn a_decoded_shard_table_holds_one_record_per_shard() {
     let (f, _) = empty_shards(shards - 1);
     let lim = DecodeLimits::default();
     let peak = peak_of(|| drop(compressed_bloom::format::decode_ribbon(&f, &lim).unwrap()));
-    // 24 bytes per shard plus the one 16-byte word.
-    assert_eq!(peak as u64, 24 * shards + 16);
+    // 24 bytes per shard plus the one 16-byte word (two records would
+    // add 16 bytes per shard, 16 MiB).
+    let held = (24 * shards + 16) as usize;
+    assert!(
+        (held..=held + HARNESS).contains(&peak),
+        "peak {peak}, one record per shard holds {held}"
+    );
 }
 
 /// The solution words are allocated once, at their length: what
@@ -116,7 +126,7 @@ fn a_decoded_shard_table_holds_one_record_per_shard() {
 #[test]
 fn a_decoded_filter_holds_what_heap_bytes_reports() {
     let _serial = serial();
-    let keys: Vec<u32> = (0..50_000).collect();
+    let keys: Vec<u32> = (0..500_000).collect();
     let keys: Vec<[u8; 4]> = keys.iter().map(|k| k.to_le_bytes()).collect();
     let built = RibbonFilter::from_keys(&keys, 0.01, 9).unwrap();
     let f = compressed_bloom::format::encode_ribbon(&built);
@@ -126,7 +136,12 @@ fn a_decoded_filter_holds_what_heap_bytes_reports() {
         held = g.heap_bytes();
         std::mem::forget(g);
     });
-    assert_eq!(peak, held);
+    // The words are about 440 KB here: a second allocation of them
+    // would be far past the harness's slack.
+    assert!(
+        (held..=held + HARNESS).contains(&peak),
+        "peak {peak}, heap_bytes {held}"
+    );
 }
 
 /// The `ribbon_decode` fuzz target's memory assertion on its seed of

@@ -169,7 +169,11 @@ pub fn parse(
     let cut = last_word_len(rows);
     // Allocated once at its length, so that the filter holds what
     // `heap_bytes` reports.
-    let count = (head.len() / WORD as usize).saturating_add(tail.len() / cut.max(1));
+    let count = head
+        .len()
+        .checked_div(WORD as usize)
+        .unwrap_or(0)
+        .saturating_add(tail.len().checked_div(cut.max(1)).unwrap_or(0));
     let mut words: Vec<u128> = Vec::with_capacity(count);
     words.extend(
         head.chunks_exact(WORD as usize)
