@@ -26,10 +26,14 @@ pub const MAX_M: u64 = 1 << 56;
 ///   layers);
 /// * sparse: 64 bytes per payload byte (the Elias–Fano list of at most
 ///   8 positions per payload byte), so a payload of at most 8 MiB.
+/// * ribbon: 16 bytes per payload byte (one 24-byte record per shard of
+///   at least 2 payload bytes, 16 bytes per solution word), so a payload
+///   of at most 32 MiB.
 ///
 /// The work a frame may ask for is bounded through the same limits: with
 /// an expansion limit, a counting frame may take at most
-/// `max_expansion / 32` value decisions per frame byte (docs/FORMAT.md
+/// `max_expansion / 32` value decisions per frame byte, or
+/// `max_decisions_per_byte` if set (docs/FORMAT.md
 /// section 8.1, "Work"); docs/HARDENING.md tabulates the worst CPU and
 /// memory per frame byte of every kind. Tighten them for the traffic you
 /// expect:
