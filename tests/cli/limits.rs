@@ -122,3 +122,59 @@ fn cbloom_reads_the_largest_ribbon_shard_table_within_the_counted_memory() {
         stderr(&o)
     );
 }
+
+/// The memory floor's worst frame: a standard filter of one key in 2^33
+/// bits (1 GiB) codes to a frame of about 23 KB, 45,000 times smaller
+/// than it decodes to, and `cbloom inspect` reads it (the floor) within
+/// 1 GiB, the frame twice and 32 MiB for the process, checked with a
+/// data-segment cap (`ulimit -d`, as for the ribbon frame above). The
+/// floor is the ratio ⌈2^30 / frame length⌉, so a frame may decode to
+/// less than one frame length past 1 GiB: the same filter 128 KiB larger
+/// is refused.
+#[cfg(unix)]
+#[test]
+fn the_memory_floor_holds_at_one_gib() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = crate::process::keys(tmp.path(), "one.txt", ["only".to_string()]);
+    let at = tmp.path().join("at.cbf");
+    let past = tmp.path().join("past.cbf");
+    for (m, out) in [(1u64 << 33, &at), ((1 << 33) + (1 << 20), &past)] {
+        let o = run(&[
+            "build",
+            "--type",
+            "standard",
+            "--keys",
+            s(&keys),
+            "--m",
+            &m.to_string(),
+            "--k",
+            "1",
+            "-o",
+            s(out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let frame_len = std::fs::metadata(&at).unwrap().len();
+    assert!(frame_len * 4096 < 1 << 30, "a frame of {frame_len} bytes");
+    let cap_kb = ((1u64 << 30) + 2 * frame_len + (32 << 20)) / 1024;
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -d {cap_kb} && exec \"$0\" inspect \"$1\""))
+        .arg(crate::process::BIN)
+        .arg(s(&at))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "cbloom inspect under {cap_kb} KiB: {:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    let o = run(&["inspect", s(&past)]);
+    assert!(!o.status.success(), "1 GiB + 128 KiB were read");
+    assert!(
+        stderr(&o).contains("expansion") && stderr(&o).contains("--max-expansion"),
+        "{}",
+        stderr(&o)
+    );
+}
