@@ -73,8 +73,9 @@ fn empty_shards(empty: u64) -> (Vec<u8>, u64) {
 /// The worst ribbon frame the default limits accept: 16 bytes per payload
 /// byte are counted against the 512 MiB memory limit, so a payload of
 /// 2^25 − 1 bytes (a 33,554,451-byte frame) holding 16,777,204 shards of
-/// no rows passes, and every entry point that decodes it holds at most
-/// those 16 bytes per payload byte.
+/// no rows passes, and every entry point that decodes it (`decode_any`,
+/// `decode_as`, `FrameCodec`, serde, `Subscriber`) holds at most those 16
+/// bytes per payload byte.
 #[test]
 fn the_largest_shard_table_the_default_limits_accept_stays_within_them() {
     let _serial = serial();
@@ -98,6 +99,26 @@ fn the_largest_shard_table_the_default_limits_accept_stays_within_them() {
     check("decode_as", &|| {
         compressed_bloom::decode_as::<RibbonFilter>(&f, &lim).is_ok()
     });
+    #[cfg(feature = "tokio")]
+    {
+        use compressed_bloom::tokio_codec::FrameCodec;
+        use tokio_util::codec::Decoder;
+        let mut src = bytes::BytesMut::from(&f[..]);
+        let checked = FrameCodec::new(lim).decode(&mut src).unwrap().unwrap();
+        check("FrameCodec", &|| {
+            checked.decode_as::<RibbonFilter>(&lim).is_ok()
+        });
+    }
+    #[cfg(feature = "serde")]
+    {
+        // Postcard's form of the frame as serde bytes: its length, then it.
+        let mut wire = Vec::new();
+        varint::put(&mut wire, f.len() as u64);
+        wire.extend_from_slice(&f);
+        check("serde (postcard)", &|| {
+            postcard::from_bytes::<RibbonFilter>(&wire).is_ok()
+        });
+    }
     check("Subscriber", &|| {
         Subscriber::<AnyFilter>::of_kind(lim).receive(&f).is_ok()
     });
