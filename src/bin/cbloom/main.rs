@@ -128,8 +128,10 @@ fn limit_flag(e: &compressed_bloom::DecodeError) -> Option<&'static str> {
         compressed_bloom::DecodeError::LimitExceeded { what, .. } if what.starts_with("m ") => {
             Some("--max-m")
         }
+        // An explicit --max-expansion R allows R/32 counting decisions per
+        // frame byte.
         compressed_bloom::DecodeError::LimitExceeded { what, .. }
-            if what.starts_with("expansion") =>
+            if what.starts_with("expansion") || what.starts_with("counting value decisions") =>
         {
             Some("--max-expansion")
         }
