@@ -72,3 +72,29 @@ rm -rf "$tmp"
 printf '\x00\x01\x03\x00\x00\x02\x03\x00\x04\x00\x03\x00' > "$c/subscriber_sequence/seed_0"
 printf '\x00\x05\x03\x00\x01\x07\x03\x00\x05\x00\x06\x09\x07\x30\x03\x00\x03\x00\x03\x00\x03\x00' > "$c/subscriber_sequence/seed_1"
 echo "fuzz seeds: $(ls "$c/payload_behind_header" | wc -l) payloads, $(ls "$c/subscriber_sequence" | wc -l) sequences"
+
+# ribbon_decode: inputs in the target's `Input` layout as the arbitrary
+# crate reads it (m − 1: u16 LE, k − 1: u8, n: u32 LE, seed: u64 LE, then
+# each payload byte behind a 1 and a 0 to end the payload; no queries).
+# seed_0: one 128-row shard and 20,000 shards of no rows, the shard table
+# as large as a payload can make it (2 bytes a shard): the decoder holds
+# one 24-byte record per shard, within the 16 bytes per payload byte the
+# limits count.
+mkdir -p "$c/ribbon_decode"
+python3 - "$c/ribbon_decode/seed_0" <<'PY'
+import struct, sys
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+empty = 20000
+payload = bytes([128, 0]) + varint(empty + 1) + varint(128) + b"\0" + b"\0" * (2 * empty) + b"\0" * 16
+data = struct.pack("<HBIQ", 127, 0, 0, 0)
+data += b"".join(b"\x01" + bytes([b]) for b in payload) + b"\x00"
+open(sys.argv[1], "wb").write(data)
+PY
+echo "fuzz seeds: $(ls "$c/ribbon_decode" | wc -l) ribbon payloads"

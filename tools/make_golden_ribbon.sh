@@ -28,4 +28,13 @@ make ribbon_small 0.0625     2 100
 make ribbon_frac  0.01       3 3000
 make ribbon_shards 0.03      4 12000
 make ribbon_fast  0.25       5 17000 fast
+# FORMAT.md section 8.5, "Construction": rules that decide bytes.
+# f = 3/8 lies halfway between the rates of U = 0 and U = 1 of one
+# 128-row shard: the tie goes to U = 1.
+make ribbon_tie   0.375      6 10
+# The one shard (992 keys, 1000 rows planned) fails twice: its rows grow
+# by a thousandth of the current count (1000, 1001, 1003; not 1002), seed
+# 2; and U is chosen from the final 1003 rows (U = 1; from 1000 rows it
+# would be 2).
+make ribbon_retry 0.01515    10 992
 echo "ribbon goldens written and cross-checked"

@@ -233,8 +233,12 @@ pub const DECISION_WEIGHT: u64 = 32;
 
 /// The most value decisions a counting frame of `frame_len` bytes may take
 /// under `limits` (docs/FORMAT.md section 8.1, "Work"):
+/// `max_decisions_per_byte` · frame_len if set, else
 /// ⌊max_expansion · frame_len / 32⌋, or `None` without an expansion limit.
 pub fn decision_budget(limits: &DecodeLimits, frame_len: u64) -> Option<u64> {
+    if let Some(d) = limits.max_decisions_per_byte {
+        return Some(d.saturating_mul(frame_len));
+    }
     limits.max_expansion.map(|e| {
         let product = u128::from(e).saturating_mul(u128::from(frame_len));
         let budget = product.checked_div(u128::from(DECISION_WEIGHT)).unwrap_or(0);

@@ -26,10 +26,14 @@ pub const MAX_M: u64 = 1 << 56;
 ///   layers);
 /// * sparse: 64 bytes per payload byte (the Elias–Fano list of at most
 ///   8 positions per payload byte), so a payload of at most 8 MiB.
+/// * ribbon: 16 bytes per payload byte (one 24-byte record per shard of
+///   at least 2 payload bytes, 16 bytes per solution word), so a payload
+///   of at most 32 MiB.
 ///
 /// The work a frame may ask for is bounded through the same limits: with
 /// an expansion limit, a counting frame may take at most
-/// `max_expansion / 32` value decisions per frame byte (docs/FORMAT.md
+/// `max_expansion / 32` value decisions per frame byte, or
+/// `max_decisions_per_byte` if set (docs/FORMAT.md
 /// section 8.1, "Work"); docs/HARDENING.md tabulates the worst CPU and
 /// memory per frame byte of every kind. Tighten them for the traffic you
 /// expect:
@@ -55,6 +59,14 @@ pub struct DecodeLimits {
     /// ⌈m/8⌉ > max_expansion · frame length. Deltas are exempt: they decode
     /// into the size of the base the receiver already holds.
     pub max_expansion: Option<u64>,
+    /// If set, the most value decisions a counting frame may take per
+    /// frame byte (docs/FORMAT.md section 8.1, "Work"), whatever
+    /// `max_expansion` is; if not, `max_expansion / 32`, and no bound
+    /// without an expansion limit. A receiver that raises the expansion
+    /// limit for memory's sake keeps the CPU bound with it: `cbloom` lets
+    /// any frame decode to 1 GiB, and holds every frame to 128 decisions
+    /// per byte.
+    pub max_decisions_per_byte: Option<u64>,
     /// The filter kinds this receiver accepts (by wire id; all by default).
     /// A frame of another kind is refused at its kind byte, before anything
     /// is allocated, with an error that names the kind.
@@ -104,6 +116,7 @@ impl Default for DecodeLimits {
             max_k: MAX_K,
             max_frame_len: 1 << 30,
             max_expansion: Some(DEFAULT_MAX_EXPANSION),
+            max_decisions_per_byte: None,
             kinds: KindSet::ALL,
         }
     }
@@ -118,6 +131,7 @@ impl DecodeLimits {
             max_k: MAX_K,
             max_frame_len: u64::MAX,
             max_expansion: None,
+            max_decisions_per_byte: None,
             kinds: KindSet::ALL,
         }
     }

@@ -61,5 +61,31 @@ fn ribbon_goldens() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 6);
+    assert_eq!(seen, 8);
+}
+
+/// The construction rules of FORMAT.md section 8.5 that decide bytes, as
+/// the two vectors made for them show: a tie between two counts of upper
+/// blocks goes to the larger; a retry adds a thousandth of the current
+/// rows (compounding), and U is chosen from the rows after retries.
+#[test]
+fn ribbon_goldens_pin_the_tie_and_retry_rules() {
+    let lim = DecodeLimits::default();
+    let read = |name: &str| {
+        let frame = std::fs::read(format!("{DIR}/{name}.cbf")).unwrap();
+        decode_ribbon(&frame, &lim).unwrap()
+    };
+    // One 128-row shard at f = 3/8: rates 1/2 (U = 0) and 1/4 (U = 1) are
+    // equally far from f.
+    let tie = read("ribbon_tie");
+    assert_eq!((tie.rows(), tie.columns(), tie.blocks()), (128, 1, 1));
+    assert_eq!(tie.upper_blocks(), 1);
+    // 992 keys plan 992 + 8 = 1000 rows; two failures make 1001, then
+    // 1001 + ⌈1001/1000⌉ = 1003 (1002 from the first count).
+    let retry = read("ribbon_retry");
+    let shards: Vec<_> = retry.shards().map(|s| (s.rows, s.cseed)).collect();
+    assert_eq!(shards, [(1003, 2)]);
+    // At 1003 rows (876 start rows) f = 0.01515 is closest to U = 1; at
+    // the planned 1000 rows (873) it would be U = 2.
+    assert_eq!(retry.upper_blocks(), 1);
 }

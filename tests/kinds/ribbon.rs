@@ -221,6 +221,28 @@ fn hostile_lengths_are_refused() {
     ));
 }
 
+/// A payload error is `Ribbon` at the frame offset where the payload
+/// starts, its detail at the failing byte's offset within the payload
+/// (FORMAT.md section 8.5, "Checks").
+#[test]
+fn payload_errors_name_the_payload_start_and_the_byte() {
+    let mut p = vec![128, 0, 9];
+    p.extend_from_slice(&[0; 16]);
+    p.extend_from_slice(&[0x80, 0x80, 0x80]);
+    let f = frame(0, 128, 1, &p);
+    let start = f.len() - 4 - p.len();
+    assert_eq!(
+        decode_any(&f, &DecodeLimits::default()).unwrap_err(),
+        DecodeError::Ribbon {
+            offset: start,
+            source: compressed_bloom::kinds::ribbon::RibbonError::BadVarint {
+                field: "rows",
+                offset: 19
+            }
+        }
+    );
+}
+
 /// There is no delta of kind 5: a changed set is sent as a full frame.
 #[test]
 fn deltas_are_refused() {

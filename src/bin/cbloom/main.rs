@@ -79,7 +79,9 @@ enum Command {
 /// own size, or to 1 GiB whatever its size. That keeps what a small
 /// hostile frame can make `cbloom` allocate to 1 GiB, while a sparse
 /// filter built with `--m 1e9 --k 1` (125 MB from a frame of a few
-/// hundred bytes) still reads back without flags.
+/// hundred bytes) still reads back without flags. The floor is for memory
+/// only: a counting frame may still take 128 value decisions per frame
+/// byte, as under the library's defaults (with `--max-expansion R`, R/32).
 #[derive(Args, Clone, Copy)]
 pub(crate) struct LimitArgs {
     /// Largest filter (bits) accepted from an input frame (default: the
@@ -110,6 +112,13 @@ impl LimitArgs {
                         .max(DEFAULT_DECODED_FLOOR.div_ceil(frame_len.max(1))),
                 ),
             },
+            // The floor is for memory: the work a counting frame may ask
+            // for stays the library's default per frame byte (128), or
+            // follows an expansion ratio given explicitly.
+            max_decisions_per_byte: self.max_expansion.is_none().then_some(
+                compressed_bloom::format::DEFAULT_MAX_EXPANSION
+                    / compressed_bloom::kinds::counting::DECISION_WEIGHT,
+            ),
             ..defaults
         }
     }
@@ -121,8 +130,10 @@ fn limit_flag(e: &compressed_bloom::DecodeError) -> Option<&'static str> {
         compressed_bloom::DecodeError::LimitExceeded { what, .. } if what.starts_with("m ") => {
             Some("--max-m")
         }
+        // An explicit --max-expansion R allows R/32 counting decisions per
+        // frame byte.
         compressed_bloom::DecodeError::LimitExceeded { what, .. }
-            if what.starts_with("expansion") =>
+            if what.starts_with("expansion") || what.starts_with("counting value decisions") =>
         {
             Some("--max-expansion")
         }

@@ -242,37 +242,40 @@ impl RibbonFilter {
             let keep = if (g as u64) < lower { cols } else { per } as usize;
             words.extend_from_slice(chunk.get(..keep).unwrap_or(chunk));
         }
-        Ok(Self::from_parts(
+        Ok(Self::from_placed(
             seed,
             hashes.len() as u64,
             cols,
             upper,
-            &solved.shards,
+            placed,
+            rows,
             words,
         ))
     }
 
-    /// A filter from its parts, as decoded (the payload parser checked that
-    /// the shards' rows add up and the words are `⌈rows/128⌉·cols + upper`).
-    pub(crate) fn from_parts(
+    /// A filter from its parts, as decoded (the payload parser checked
+    /// that the shards' rows add up to `rows` and the words are
+    /// `⌈rows/128⌉·cols + upper`). The tables are kept as given, so the
+    /// decoder allocates each once.
+    pub(crate) fn from_placed(
         seed: u64,
         n: u64,
         cols: u32,
         upper: u64,
-        shards: &[Shard],
+        shards: Vec<Placed>,
+        rows: u64,
         words: Vec<u128>,
     ) -> Self {
-        let (placed, first) = place(shards);
         RibbonFilter {
             seed,
             n,
             cols,
             upper,
-            rows: first,
-            blocks: first.div_ceil(BAND),
-            shards: placed,
+            rows,
+            blocks: rows.div_ceil(BAND),
+            shards,
             words,
-            params: FilterParams::new(first, cols, seed),
+            params: FilterParams::new(rows, cols, seed),
         }
     }
 

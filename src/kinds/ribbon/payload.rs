@@ -4,7 +4,7 @@
 //! structure, so decoding checks the length the parameters imply and
 //! copies them.
 
-use super::build::Shard;
+use super::filter::Placed;
 use super::{RibbonError, RibbonFilter, BAND};
 use crate::prelude::*;
 use crate::wire::varint;
@@ -127,6 +127,9 @@ pub fn parse(
             limit,
         });
     }
+    // The one table the filter keeps, built in place (24 bytes per shard
+    // of at least 2 payload bytes: within the 16 bytes per payload byte
+    // the limits count, FORMAT.md section 2.3).
     let mut shards = Vec::with_capacity(shard_count as usize);
     let mut sum = 0u64;
     for shard in 0..shard_count {
@@ -138,11 +141,16 @@ pub fn parse(
             .get(at)
             .ok_or(RibbonError::Truncated { offset: at })?;
         at = at.saturating_add(1);
+        let first = sum;
         sum = sum.saturating_add(r);
         if sum > rows {
             return Err(RibbonError::RowSum { found: sum, rows });
         }
-        shards.push(Shard { rows: r, cseed });
+        shards.push(Placed {
+            first,
+            rows: r,
+            cseed,
+        });
     }
     if sum != rows {
         return Err(RibbonError::RowSum { found: sum, rows });
@@ -159,10 +167,18 @@ pub fn parse(
     let (whole, _) = split(rows, cols, upper).unwrap_or((0, 0));
     let (head, tail) = rest.split_at((whole as usize).saturating_mul(16).min(rest.len()));
     let cut = last_word_len(rows);
-    let mut words: Vec<u128> = head
-        .chunks_exact(WORD as usize)
-        .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16])))
-        .collect();
+    // Allocated once at its length, so that the filter holds what
+    // `heap_bytes` reports.
+    let count = head
+        .len()
+        .checked_div(WORD as usize)
+        .unwrap_or(0)
+        .saturating_add(tail.len().checked_div(cut.max(1)).unwrap_or(0));
+    let mut words: Vec<u128> = Vec::with_capacity(count);
+    words.extend(
+        head.chunks_exact(WORD as usize)
+            .map(|c| u128::from_le_bytes(c.try_into().unwrap_or([0; 16]))),
+    );
     words.extend(tail.chunks_exact(cut.max(1)).map(|c| {
         let mut b = [0u8; 16];
         if let Some(dst) = b.get_mut(..c.len()) {
@@ -170,8 +186,8 @@ pub fn parse(
         }
         u128::from_le_bytes(b)
     }));
-    Ok(RibbonFilter::from_parts(
-        seed, n, cols, upper, &shards, words,
+    Ok(RibbonFilter::from_placed(
+        seed, n, cols, upper, shards, rows, words,
     ))
 }
 
@@ -204,6 +220,55 @@ mod tests {
         }
         out.push(0);
         assert!(parse(&out, 3, f.rows(), f.columns(), 0).is_err());
+    }
+
+    /// FORMAT.md section 8.5, "Checks": a prefix varint with no byte left
+    /// where it starts is `Truncated` at the payload's length; one the
+    /// payload ends inside is `BadVarint` at its first byte; a missing seed
+    /// byte is `Truncated` at its offset.
+    #[test]
+    fn the_payload_end_inside_the_prefix() {
+        assert_eq!(
+            parse(&[128], 0, 128, 1, 0),
+            Err(RibbonError::Truncated { offset: 1 })
+        );
+        assert_eq!(
+            parse(&[128, 0x80], 0, 128, 1, 0),
+            Err(RibbonError::BadVarint {
+                field: "upper",
+                offset: 1
+            })
+        );
+        // Nine shards in 22 bytes: eight empty ones, then rows cut at the end.
+        let mut p = vec![128, 0, 9];
+        p.extend_from_slice(&[0; 16]);
+        p.extend_from_slice(&[0x80, 0x80, 0x80]);
+        assert_eq!(
+            parse(&p, 0, 128, 1, 0),
+            Err(RibbonError::BadVarint {
+                field: "rows",
+                offset: 19
+            })
+        );
+        // The last shard's rows end at the payload's end: no seed byte.
+        p.truncate(19);
+        p.extend_from_slice(&[0x80, 0x80, 0x01]);
+        assert_eq!(
+            parse(&p, 0, 128, 1, 0),
+            Err(RibbonError::Truncated { offset: 22 })
+        );
+        // m = 384: 25 shards fit in 54 bytes, but three of 128 rows take
+        // three bytes each, so the last shard's rows have no byte at all.
+        let mut q = vec![128, 0, 25];
+        for _ in 0..3 {
+            q.extend_from_slice(&[0x80, 0x01, 0]);
+        }
+        q.extend_from_slice(&[0; 42]);
+        assert_eq!(q.len(), 54);
+        assert_eq!(
+            parse(&q, 0, 384, 1, 0),
+            Err(RibbonError::Truncated { offset: 54 })
+        );
     }
 
     #[test]
