@@ -26,7 +26,7 @@ fn refusal<F: Kind>(c: &mut Criterion, name: &str, held: F, a: F, b: F) {
         max_expansion: None,
         ..DecodeLimits::default()
     };
-    let mut sub = Subscriber::<AnyFilter>::of_kind(limits);
+    let mut sub = Subscriber::<AnyFilter>::new(limits);
     sub.receive(&held.encode_frame(Coding::Auto, None)).unwrap();
     let delta = F::encode_delta(&a, &b, None).unwrap();
     assert!(sub.receive(&delta).is_err());

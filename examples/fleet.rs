@@ -24,6 +24,7 @@
 //! that each run measures from an empty stream.
 
 use compressed_bloom::nats::{Event, NatsConfig, NatsPublisher, NatsSubscriber};
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     encode_with_identity, BloomFilter, DecodeLimits, FilterParams, Publisher, Subscriber, UpdateId,
 };
@@ -136,7 +137,14 @@ fn run_publisher(
         // Only the first update must be full: afterwards the publisher
         // sends the smaller of delta and full, and the full-frame subject
         // gets a copy every period for late joiners.
-        let mut p = Publisher::new(params, u32::MAX).unwrap();
+        let mut p = Publisher::counting(
+            params,
+            PublisherOptions {
+                full_every: u32::MAX,
+                ..PublisherOptions::default()
+            },
+        )
+        .unwrap();
         for i in 0..args.keys {
             p.insert(&key(i));
         }

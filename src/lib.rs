@@ -135,7 +135,7 @@ pub use format::{
 pub use hash::{HashScheme, KeyHash};
 pub use kind::{apply_delta, decode_as, Kind};
 #[cfg(feature = "std")]
-pub use sync::{Publisher, Subscriber, SyncError, Update, UpdateKind};
+pub use sync::{Publisher, PublisherOptions, Subscriber, SyncError, Update, UpdateKind};
 
 /// The README's examples, compiled and run as doctests (they use the
 /// planner and the publisher, which need `std`, as the README says).

@@ -74,11 +74,12 @@ enum Source<F> {
 /// The sending side: each update is the smaller of a delta against the
 /// last published version and a full frame, numbered by an [`UpdateId`].
 ///
-/// A `Publisher<F>` publishes filters of kind `F`. [`Publisher::new`] and
-/// [`Publisher::with_identity`] make one for standard filters backed by
-/// counts, so that [`Publisher::remove`] works; [`Publisher::of`] makes one
-/// for any kind, whose filter the application changes through
-/// [`Publisher::filter_mut`] between updates.
+/// A `Publisher<F>` publishes filters of kind `F`: [`Publisher::new`]
+/// makes one from a filter of any kind, which the application changes
+/// through [`Publisher::filter_mut`] between updates;
+/// [`Publisher::counting`] makes one for standard filters backed by
+/// counts, so that [`Publisher::remove`] works. [`PublisherOptions`] sets
+/// the stream, epoch, period of full frames and coding.
 #[derive(Clone, Debug)]
 pub struct Publisher<F: Kind = BloomFilter> {
     source: Source<F>,
@@ -101,49 +102,64 @@ fn clock_epoch() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
-impl Publisher<BloomFilter> {
-    /// A publisher of standard filters with `params`, backed by counts (so
-    /// keys can be removed); every `full_every`-th update (counting from
-    /// the first after a full frame) is forced to be full. `full_every = 1`
-    /// sends only full frames.
-    ///
-    /// It publishes stream 0, with the epoch taken from the clock
-    /// (microseconds since the Unix epoch), so a publisher restarted after
-    /// the clock moved on supersedes its earlier incarnation. Use
-    /// [`Publisher::with_identity`] to choose the stream, or to persist an
-    /// epoch counter instead of trusting the clock.
-    ///
-    /// # Errors
-    /// Parameters out of range.
-    pub fn new(params: FilterParams, full_every: u32) -> Result<Self, FilterError> {
-        Self::with_identity(params, full_every, 0, clock_epoch())
-    }
+/// How a [`Publisher`] numbers and paces its updates, and codes its full
+/// frames. The default publishes stream 0 in an epoch taken from the
+/// clock, a full frame at least every 16 updates, coded `Auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublisherOptions {
+    /// The stream its updates carry (a subscriber can follow one stream).
+    pub stream: u64,
+    /// The epoch of its first update; `None` takes the clock (microseconds
+    /// since the Unix epoch), so that a publisher restarted after the
+    /// clock moved on supersedes its earlier incarnation. A publisher that
+    /// restarts without its state must use a larger epoch than any it used
+    /// before, or subscribers refuse its frames as stale: persist a
+    /// counter here rather than trust a clock that may step back.
+    pub epoch: Option<u64>,
+    /// Every `full_every`-th update (counting from the first after a full
+    /// frame) is forced to be full; 1 sends only full frames.
+    pub full_every: u32,
+    /// The coding of its full frames (the table on [`Coding`] says what
+    /// each kind writes).
+    pub coding: Coding,
+}
 
-    /// A publisher of standard filters (as [`Publisher::new`]) of stream
-    /// `stream` in epoch `epoch`: its first update is version `(epoch, 0)`.
-    /// A publisher that restarts without its state must use a larger epoch
-    /// than any it used before, or subscribers refuse its frames as stale.
+impl Default for PublisherOptions {
+    fn default() -> Self {
+        PublisherOptions {
+            stream: 0,
+            epoch: None,
+            full_every: 16,
+            coding: Coding::Auto,
+        }
+    }
+}
+
+impl Publisher<BloomFilter> {
+    /// A publisher of standard filters with `params`, backed by counts, so
+    /// that [`Publisher::remove`] takes keys out: each version is the
+    /// counts' view as a standard filter.
+    ///
+    /// ```
+    /// use compressed_bloom::{FilterParams, Publisher, PublisherOptions};
+    /// let opts = PublisherOptions { stream: 3, full_every: 10, ..Default::default() };
+    /// let mut publisher = Publisher::counting(FilterParams::new(100_000, 3, 1), opts)?;
+    /// publisher.insert(b"a");
+    /// assert!(publisher.remove(b"a"));
+    /// assert_eq!(publisher.publish().id.stream, 3);
+    /// # Ok::<(), compressed_bloom::FilterError>(())
+    /// ```
     ///
     /// # Errors
     /// Parameters out of range.
-    pub fn with_identity(
-        params: FilterParams,
-        full_every: u32,
-        stream: u64,
-        epoch: u64,
-    ) -> Result<Self, FilterError> {
+    pub fn counting(params: FilterParams, opts: PublisherOptions) -> Result<Self, FilterError> {
         let counts = CountingBloomFilter::with_any_scheme(params)?;
         let view = CountingBloomFilter::to_bloom;
-        Ok(Self::from_source(
-            Source::Counts(counts, view),
-            full_every,
-            stream,
-            epoch,
-        ))
+        Ok(Self::from_source(Source::Counts(counts, view), opts))
     }
 
     /// Adds a key (to the counts, or to the filter of a publisher made by
-    /// [`Publisher::of`]).
+    /// [`Publisher::new`]).
     pub fn insert(&mut self, key: &[u8]) {
         match &mut self.source {
             Source::Counts(c, _) => c.insert(key),
@@ -152,7 +168,7 @@ impl Publisher<BloomFilter> {
     }
 
     /// Removes a key; false if it cannot be present, or if this publisher
-    /// keeps no counts (one made by [`Publisher::of`]).
+    /// keeps no counts (one made by [`Publisher::new`]).
     pub fn remove(&mut self, key: &[u8]) -> bool {
         match &mut self.source {
             Source::Counts(c, _) => c.remove(key),
@@ -162,40 +178,51 @@ impl Publisher<BloomFilter> {
 }
 
 impl<F: Kind> Publisher<F> {
-    /// A publisher of `filter`'s kind, starting from `filter`, of stream
-    /// `stream` in epoch `epoch` (see [`Publisher::with_identity`]); every
-    /// `full_every`-th update is forced to be full. Change the filter with
-    /// [`Publisher::filter_mut`] between updates.
-    pub fn of(filter: F, full_every: u32, stream: u64, epoch: u64) -> Self {
-        Self::from_source(Source::Filter(filter), full_every, stream, epoch)
+    /// A publisher of `filter`'s kind, starting from `filter`; change it
+    /// with [`Publisher::filter_mut`] between updates.
+    ///
+    /// ```
+    /// use compressed_bloom::kinds::ribbon::RibbonFilter;
+    /// use compressed_bloom::{Publisher, PublisherOptions, Subscriber};
+    /// let filter = RibbonFilter::from_keys([b"a", b"b"], 0.01, 1)?;
+    /// let mut publisher = Publisher::new(filter, PublisherOptions::default());
+    /// let mut subscriber = Subscriber::<RibbonFilter>::default();
+    /// subscriber.receive(&publisher.publish().frame)?;
+    /// assert_eq!(subscriber.filter(), publisher.filter());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(filter: F, opts: PublisherOptions) -> Self {
+        Self::from_source(Source::Filter(filter), opts)
     }
 
-    fn from_source(source: Source<F>, full_every: u32, stream: u64, epoch: u64) -> Self {
+    fn from_source(source: Source<F>, opts: PublisherOptions) -> Self {
         Publisher {
             source,
-            coding: Coding::Auto,
+            coding: opts.coding,
             last: None,
             last_id: None,
             since_full: 0,
-            full_every: full_every.max(1),
+            full_every: opts.full_every.max(1),
             next: UpdateId {
-                stream,
-                epoch,
+                stream: opts.stream,
+                epoch: opts.epoch.unwrap_or_else(clock_epoch),
                 seq: 0,
             },
         }
     }
 
-    /// The same publisher, writing full frames with `coding` (default
-    /// [`Coding::Auto`]).
-    #[must_use]
-    pub fn with_coding(mut self, coding: Coding) -> Self {
-        self.coding = coding;
-        self
+    /// The filter the next update will describe, borrowed, for a publisher
+    /// made by [`Publisher::new`]; `None` for one backed by counts
+    /// ([`Publisher::current`] makes their view).
+    pub fn filter(&self) -> Option<&F> {
+        match &self.source {
+            Source::Filter(f) => Some(f),
+            Source::Counts(..) => None,
+        }
     }
 
     /// The filter the next update will describe, for a publisher made by
-    /// [`Publisher::of`]; `None` for one backed by counts (change those
+    /// [`Publisher::new`]; `None` for one backed by counts (change those
     /// through [`Publisher::insert`] and [`Publisher::remove`]).
     pub fn filter_mut(&mut self) -> Option<&mut F> {
         match &mut self.source {
@@ -204,7 +231,9 @@ impl<F: Kind> Publisher<F> {
         }
     }
 
-    /// The filter the next update will describe.
+    /// The filter the next update will describe, as an owned copy (the
+    /// counts' view for a publisher backed by counts; else a clone of
+    /// [`Publisher::filter`]).
     pub fn current(&self) -> F {
         match &self.source {
             Source::Filter(f) => f.clone(),
@@ -339,40 +368,26 @@ pub struct Subscriber<F: Kind = BloomFilter> {
     limits: DecodeLimits,
 }
 
-/// A subscriber of standard filters under the default limits (for another
-/// kind, [`Subscriber::of_kind`]).
-impl Default for Subscriber {
+/// A subscriber under the default limits.
+impl<F: Kind> Default for Subscriber<F> {
     fn default() -> Self {
-        Self::of_kind(DecodeLimits::default())
-    }
-}
-
-impl Subscriber<BloomFilter> {
-    /// A subscriber of standard filters that decodes with `limits` and
-    /// follows the stream of the first identified full frame it takes
-    /// ([`Subscriber::of_kind`] for other kinds).
-    ///
-    /// Full frames are held to `limits.max_expansion` (4096 by default): a
-    /// publisher of a large filter that holds few keys (an empty cache, a
-    /// filter planned for more keys than it has yet) sends frames that
-    /// decode to more than 4096 times their size. Raise the limit for such
-    /// a stream if you trust its sender.
-    pub fn new(limits: DecodeLimits) -> Self {
-        Self::of_kind(limits)
-    }
-
-    /// A subscriber of standard filters that refuses identified frames of
-    /// any stream but `stream` (see [`Subscriber::following_kind`]).
-    pub fn following(stream: u64, limits: DecodeLimits) -> Self {
-        Self::following_kind(stream, limits)
+        Self::new(DecodeLimits::default())
     }
 }
 
 impl<F: Kind> Subscriber<F> {
     /// A subscriber of kind `F` (`AnyFilter` for every kind) that decodes
     /// with `limits` and follows the stream of the first identified full
-    /// frame it takes. See [`Subscriber::new`] on the expansion limit.
-    pub fn of_kind(limits: DecodeLimits) -> Self {
+    /// frame it takes.
+    ///
+    /// ```
+    /// use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+    /// use compressed_bloom::{AnyFilter, DecodeLimits, Subscriber};
+    /// let any: Subscriber<AnyFilter> = Subscriber::new(DecodeLimits::default());
+    /// let partitioned = Subscriber::<PartitionedBloomFilter>::default();
+    /// assert!(any.filter().is_none() && partitioned.filter().is_none());
+    /// ```
+    pub fn new(limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,
             stream: None,
@@ -386,7 +401,7 @@ impl<F: Kind> Subscriber<F> {
     /// holds nothing or an unidentified version, ordered by digests as for
     /// any subscriber; once it holds an identified version they are refused
     /// as [`SyncError::Unordered`].
-    pub fn following_kind(stream: u64, limits: DecodeLimits) -> Self {
+    pub fn following(stream: u64, limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,
             stream: Some(stream),

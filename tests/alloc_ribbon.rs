@@ -120,7 +120,7 @@ fn the_largest_shard_table_the_default_limits_accept_stays_within_them() {
         });
     }
     check("Subscriber", &|| {
-        Subscriber::<AnyFilter>::of_kind(lim).receive(&f).is_ok()
+        Subscriber::<AnyFilter>::new(lim).receive(&f).is_ok()
     });
 }
 

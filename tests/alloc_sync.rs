@@ -35,9 +35,9 @@ fn refuses_cheaply<F: Kind>(name: &str, held: &F, a: &F, b: &F) {
     };
     let full = held.encode_frame(Coding::Auto, None);
     let delta = F::encode_delta(a, b, None).expect("a delta between a and b");
-    let mut typed = Subscriber::<F>::of_kind(limits);
+    let mut typed = Subscriber::<F>::new(limits);
     typed.receive(&full).unwrap();
-    let mut any = Subscriber::<AnyFilter>::of_kind(limits);
+    let mut any = Subscriber::<AnyFilter>::new(limits);
     any.receive(&full).unwrap();
     for (who, peak, got, digest) in [
         {

@@ -15,6 +15,7 @@
 use compressed_bloom::plan::{self, Constraints};
 use compressed_bloom::sync::{Publisher, Subscriber, SyncError};
 use compressed_bloom::tokio_codec::FrameCodec;
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{BloomFilter, DecodeLimits, FilterParams};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::{HashSet, VecDeque};
@@ -175,7 +176,15 @@ pub async fn run(cfg: &Config) -> Result<(Vec<Round>, FilterParams), Box<dyn std
             Ok(Node {
                 cache: HashSet::new(),
                 order: VecDeque::new(),
-                publisher: Publisher::with_identity(params, cfg.full_every, i as u64, 1)?,
+                publisher: Publisher::counting(
+                    params,
+                    PublisherOptions {
+                        full_every: cfg.full_every,
+                        stream: i as u64,
+                        epoch: Some(1),
+                        ..PublisherOptions::default()
+                    },
+                )?,
                 views: (0..cfg.nodes)
                     .map(|j| (j != i).then(|| Subscriber::following(j as u64, limits)))
                     .collect(),

@@ -706,7 +706,7 @@ fn trailing_bytes_are_found_before_the_crc() {
             let mut base = f.clone();
             assert!(trailing(&delta::apply(&mut base, &bad, &lim).unwrap_err()));
         }
-        let mut sub = Subscriber::new(lim);
+        let mut sub = <Subscriber>::new(lim);
         match sub.receive(&bad) {
             Err(SyncError::Decode(e)) => assert!(trailing(&e), "{e:?}"),
             other => panic!("{other:?}"),

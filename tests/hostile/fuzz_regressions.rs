@@ -21,7 +21,7 @@ fn replay(name: &str) -> Vec<DecodeError> {
         assert_eq!(buf.len(), data.len(), "nothing consumed on error");
     }
     errors.push(decode(&data).unwrap_err());
-    match Subscriber::default().receive(&data) {
+    match <Subscriber>::default().receive(&data) {
         Err(SyncError::Decode(e)) => errors.push(e),
         other => panic!("the subscriber took a frame every decoder refuses: {other:?}"),
     }

@@ -11,6 +11,7 @@ use compressed_bloom::format::{
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::{fpr_finite, zero_count_variance, zero_fraction};
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     decode, encode, BloomFilter, DecodeError, DecodeLimits, FilterKind, FilterParams,
 };
@@ -395,7 +396,14 @@ fn kinds_that_cannot_travel_with_squid_hashing_refuse_it() {
     // A standard filter with Squid's hashing travels, and so does a
     // publisher's.
     assert!(decode(&encode(&std_squid)).unwrap() == std_squid);
-    let mut p = Publisher::new(squid, 4).unwrap();
+    let mut p = Publisher::counting(
+        squid,
+        PublisherOptions {
+            full_every: 4,
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     p.insert(b"a");
     let u = p.publish();
     assert!(decode(&u.frame).unwrap() == p.current());

@@ -9,6 +9,7 @@ use compressed_bloom::delta::{
 };
 use compressed_bloom::format::varint;
 use compressed_bloom::math::log2_binomial;
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     decode, BloomFilter, DecodeError, DecodeLimits, FilterError, FilterParams, Publisher,
     Subscriber, SyncError, UpdateKind,
@@ -417,7 +418,14 @@ fn conditional_layout_errors_are_typed() {
 #[test]
 fn publisher_sends_smaller_frame_and_periodic_full() {
     let p = FilterParams::new(320_000, 2, 9);
-    let mut publ = Publisher::new(p, 4).unwrap();
+    let mut publ = Publisher::counting(
+        p,
+        PublisherOptions {
+            full_every: 4,
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..10_000u64 {
         publ.insert(&i.to_le_bytes());
     }
@@ -443,7 +451,14 @@ fn publisher_sends_smaller_frame_and_periodic_full() {
         vec![Delta, Delta, Delta, Full, Delta, Delta, Delta, Full]
     );
     // With nothing to gain, a delta is not sent: replacing every key.
-    let mut all = Publisher::new(FilterParams::new(2000, 6, 1), 100).unwrap();
+    let mut all = Publisher::counting(
+        FilterParams::new(2000, 6, 1),
+        PublisherOptions {
+            full_every: 100,
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..250u64 {
         all.insert(&i.to_le_bytes());
     }
@@ -458,7 +473,14 @@ fn publisher_sends_smaller_frame_and_periodic_full() {
 #[test]
 fn subscriber_detects_dropped_and_reordered_deltas_and_recovers() {
     let p = FilterParams::new(200_000, 2, 3);
-    let mut publ = Publisher::new(p, 5).unwrap();
+    let mut publ = Publisher::counting(
+        p,
+        PublisherOptions {
+            full_every: 5,
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..5000u64 {
         publ.insert(&i.to_le_bytes());
     }
@@ -477,21 +499,21 @@ fn subscriber_detects_dropped_and_reordered_deltas_and_recovers() {
     assert_eq!(kinds, vec![Full, Delta, Delta, Delta, Delta, Full]);
 
     // In order: every state reproduced.
-    let mut sub = Subscriber::default();
+    let mut sub = <Subscriber>::default();
     for (u, s) in updates.iter().zip(&states) {
         sub.receive(&u.frame).unwrap();
         assert_eq!(sub.filter().unwrap().as_words(), s.as_words());
     }
 
     // A delta before any full frame.
-    let mut sub = Subscriber::default();
+    let mut sub = <Subscriber>::default();
     assert!(matches!(
         sub.receive(&updates[1].frame),
         Err(SyncError::NeedFull { .. })
     ));
 
     // Dropped delta 2: delta 3 is refused, the state stays at 1.
-    let mut sub = Subscriber::default();
+    let mut sub = <Subscriber>::default();
     sub.receive(&updates[0].frame).unwrap();
     sub.receive(&updates[1].frame).unwrap();
     assert!(matches!(
@@ -509,7 +531,7 @@ fn subscriber_detects_dropped_and_reordered_deltas_and_recovers() {
 
     // Reordered: 2 before 1. 2 is refused; 1 applies; then 3 is refused
     // because 2 was consumed out of order, never silently applied.
-    let mut sub = Subscriber::default();
+    let mut sub = <Subscriber>::default();
     sub.receive(&updates[0].frame).unwrap();
     assert!(matches!(
         sub.receive(&updates[2].frame),
@@ -526,7 +548,7 @@ fn subscriber_detects_dropped_and_reordered_deltas_and_recovers() {
     let mut bad = updates[2].frame.clone();
     let last = bad.len() - 1;
     bad[last] ^= 1;
-    let mut sub = Subscriber::default();
+    let mut sub = <Subscriber>::default();
     sub.receive(&updates[0].frame).unwrap();
     sub.receive(&updates[1].frame).unwrap();
     assert!(matches!(sub.receive(&bad), Err(SyncError::Decode(_))));

@@ -8,6 +8,7 @@ use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::squid::SquidDigest;
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     AnyFilter, BloomFilter, CountingBloomFilter, DecodeError, DecodeLimits, FilterKind,
     FilterParams, Kind, Publisher, Subscriber, SyncError, Update, UpdateKind,
@@ -62,7 +63,15 @@ fn squid(r: u64) -> SquidDigest {
 /// Publishes versions 0..rounds of `make` as stream STREAM, epoch `epoch`,
 /// with a full frame forced every 1,000 updates (so deltas are used).
 fn publish<F: Kind>(make: &dyn Fn(u64) -> F, epoch: u64, rounds: u64) -> (Vec<Update>, Vec<F>) {
-    let mut p = Publisher::of(make(0), 1_000, STREAM, epoch);
+    let mut p = Publisher::new(
+        make(0),
+        PublisherOptions {
+            full_every: 1_000,
+            stream: STREAM,
+            epoch: Some(epoch),
+            ..PublisherOptions::default()
+        },
+    );
     let (mut updates, mut states) = (Vec::new(), Vec::new());
     for r in 0..rounds {
         *p.filter_mut().unwrap() = make(r);
@@ -106,7 +115,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     let limits = DecodeLimits::default();
 
     // In order: every version, and the filter equals the publisher's.
-    let mut sub = Subscriber::<F>::of_kind(limits);
+    let mut sub = Subscriber::<F>::new(limits);
     for (u, s) in u.iter().zip(&s) {
         assert_eq!(sub.receive(&u.frame).unwrap(), u.kind);
         assert_eq!(sub.filter(), Some(s));
@@ -116,7 +125,15 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     refused(&sub, sub.clone().receive(&u[5].frame), stale, &s[5], 5);
     refused(&sub, sub.clone().receive(&u[2].frame), stale, &s[5], 5);
     // Late full frame of an older version: stale.
-    let mut p = Publisher::of(make(3), 1_000, STREAM, 100);
+    let mut p = Publisher::new(
+        make(3),
+        PublisherOptions {
+            full_every: 1_000,
+            stream: STREAM,
+            epoch: Some(100),
+            ..PublisherOptions::default()
+        },
+    );
     for _ in 0..=3 {
         p.publish();
     }
@@ -125,12 +142,20 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     refused(&sub, sub.clone().receive(&late.frame), stale, &s[5], 5);
 
     // Drop: a gap is refused; the full frame of the last version resyncs.
-    let mut sub = Subscriber::<F>::of_kind(limits);
+    let mut sub = Subscriber::<F>::new(limits);
     sub.receive(&u[0].frame).unwrap();
     sub.receive(&u[1].frame).unwrap();
     let mut tried = sub.clone();
     refused(&sub, tried.receive(&u[3].frame), need_full, &s[1], 1);
-    let mut p = Publisher::of(make(0), 1_000, STREAM, 100);
+    let mut p = Publisher::new(
+        make(0),
+        PublisherOptions {
+            full_every: 1_000,
+            stream: STREAM,
+            epoch: Some(100),
+            ..PublisherOptions::default()
+        },
+    );
     for r in 0..=3 {
         *p.filter_mut().unwrap() = make(r);
         p.publish();
@@ -142,7 +167,7 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     assert_eq!(sub.filter(), Some(&s[5]));
 
     // Reorder: 3 before 2 is a gap; then 2 and 3 apply.
-    let mut sub = Subscriber::<F>::of_kind(limits);
+    let mut sub = Subscriber::<F>::new(limits);
     sub.receive(&u[0].frame).unwrap();
     sub.receive(&u[1].frame).unwrap();
     refused(&sub, sub.clone().receive(&u[3].frame), need_full, &s[1], 1);
@@ -160,7 +185,15 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     assert_eq!(sub.filter(), Some(&s2[1]));
 
     // Another stream is refused.
-    let mut other = Publisher::of(make(0), 1_000, STREAM + 1, 300);
+    let mut other = Publisher::new(
+        make(0),
+        PublisherOptions {
+            full_every: 1_000,
+            stream: STREAM + 1,
+            epoch: Some(300),
+            ..PublisherOptions::default()
+        },
+    );
     let foreign = other.publish();
     let e = sub.clone().receive(&foreign.frame).unwrap_err();
     assert!(matches!(e, SyncError::WrongStream { .. }), "{e}");
@@ -168,13 +201,13 @@ fn scenario<F: Kind>(make: &dyn Fn(u64) -> F) {
     // A delta for another base (unidentified frames, ordered by digests):
     // refused, the held filter unchanged.
     let base = F::encode_frame(&make(10), Default::default(), None);
-    let mut sub = Subscriber::<F>::of_kind(limits);
+    let mut sub = Subscriber::<F>::new(limits);
     sub.receive(&base).unwrap();
     let wrong = F::encode_delta(&make(20), &make(21), None).expect("a delta");
     refused_unidentified(&sub, sub.clone().receive(&wrong), &make(10));
 
     // The same scenario's frames read by a subscriber of every kind.
-    let mut any = Subscriber::<AnyFilter>::of_kind(limits);
+    let mut any = Subscriber::<AnyFilter>::new(limits);
     for u in &u {
         any.receive(&u.frame).unwrap();
     }
@@ -228,7 +261,7 @@ fn squid_digests_sync() {
 /// decoding it, and keeps what it holds.
 #[test]
 fn a_typed_subscriber_refuses_other_kinds() {
-    let mut sub = Subscriber::<PartitionedBloomFilter>::of_kind(DecodeLimits::default());
+    let mut sub = Subscriber::<PartitionedBloomFilter>::new(DecodeLimits::default());
     let (u, s) = publish(&partitioned, 1, 1);
     sub.receive(&u[0].frame).unwrap();
     let (other, _) = publish(&counting, 2, 1);

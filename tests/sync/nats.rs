@@ -11,6 +11,7 @@
 use compressed_bloom::nats::{
     headers, Event, NatsConfig, NatsPublisher, NatsSubscriber, Snapshot, WaitReason,
 };
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     encode_any, encode_with_identity, AnyFilter, BloomFilter, CountingBloomFilter, DecodeLimits,
     FilterParams, Publisher, Subscriber, SyncError, UpdateId, UpdateKind,
@@ -175,7 +176,16 @@ fn key(i: u64) -> [u8; 8] {
 
 /// A publisher of stream 7 with 5,000 keys.
 fn publisher(full_every: u32, epoch: u64) -> Publisher {
-    let mut p = Publisher::with_identity(P, full_every, STREAM, epoch).unwrap();
+    let mut p = Publisher::counting(
+        P,
+        PublisherOptions {
+            full_every,
+            stream: STREAM,
+            epoch: Some(epoch),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..5_000 {
         p.insert(&key(i));
     }
@@ -619,7 +629,16 @@ async fn hostile_frames_on_the_subject_are_refused_and_the_state_is_kept() {
         let mid = corrupt.len() / 2;
         corrupt[mid] ^= 0x40;
         // A full frame of another stream, newer than what is held.
-        let mut other = Publisher::with_identity(P, 1, 8, 999).unwrap();
+        let mut other = Publisher::counting(
+            P,
+            PublisherOptions {
+                full_every: 1,
+                stream: 8,
+                epoch: Some(999),
+                ..PublisherOptions::default()
+            },
+        )
+        .unwrap();
         other.insert(b"x");
         let foreign = other.publish().frame;
         // Another kind (a counting filter, no update identity).
@@ -820,9 +839,17 @@ async fn kind_over_nats<F: compressed_bloom::Kind + Send + Sync + 'static>(
     let mut sub: NatsSubscriber<AnyFilter> = NatsSubscriber::new(
         c.clone(),
         cfg,
-        Subscriber::<AnyFilter>::following_kind(STREAM, DecodeLimits::default()),
+        Subscriber::<AnyFilter>::following(STREAM, DecodeLimits::default()),
     );
-    let mut p = Publisher::of(make(0), 100, STREAM, 1);
+    let mut p = Publisher::new(
+        make(0),
+        PublisherOptions {
+            full_every: 100,
+            stream: STREAM,
+            epoch: Some(1),
+            ..PublisherOptions::default()
+        },
+    );
     let mut last = None;
     for r in 0..8 {
         *p.filter_mut().unwrap() = make(r);

@@ -2,6 +2,7 @@
 //! docs/FORMAT.md section 5 run with the real `Publisher`/`Subscriber` API.
 //! Each refused frame leaves the subscriber's filter and version unchanged.
 
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     decode, delta, encode, format, BloomFilter, DecodeLimits, FilterError, FilterParams, Publisher,
     Subscriber, SyncError, Update, UpdateId, UpdateKind,
@@ -15,7 +16,16 @@ fn key(i: u64) -> [u8; 8] {
 
 /// A publisher of stream 7, epoch 100, with 5,000 keys.
 fn publisher(full_every: u32) -> Publisher {
-    let mut p = Publisher::with_identity(P, full_every, 7, 100).unwrap();
+    let mut p = Publisher::counting(
+        P,
+        PublisherOptions {
+            full_every,
+            stream: 7,
+            epoch: Some(100),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..5_000 {
         p.insert(&key(i));
     }
@@ -210,7 +220,16 @@ fn a_restarted_publisher_supersedes_the_old_epoch() {
     let (o1, _) = step(&mut old, 0);
     let (o2, _) = step(&mut old, 1);
     // The restart lost the state: a new publisher, a larger epoch, fewer keys.
-    let mut new = Publisher::with_identity(P, 100, 7, 101).unwrap();
+    let mut new = Publisher::counting(
+        P,
+        PublisherOptions {
+            full_every: 100,
+            stream: 7,
+            epoch: Some(101),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..3_000 {
         new.insert(&key(i));
     }
@@ -244,7 +263,16 @@ fn other_streams_and_unordered_frames_are_refused() {
     let mut p = publisher(100);
     let u0 = p.publish();
     let s0 = p.current();
-    let mut other = Publisher::with_identity(P, 100, 8, 1_000).unwrap();
+    let mut other = Publisher::counting(
+        P,
+        PublisherOptions {
+            full_every: 100,
+            stream: 8,
+            epoch: Some(1_000),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     other.insert(b"x");
     let o0 = other.publish();
     let mut sub = Subscriber::default();
@@ -262,7 +290,7 @@ fn other_streams_and_unordered_frames_are_refused() {
         u0.id,
     );
     // A subscriber told which stream to follow refuses others from the start.
-    let mut fixed = Subscriber::following(8, DecodeLimits::default());
+    let mut fixed = <Subscriber>::following(8, DecodeLimits::default());
     assert!(matches!(
         fixed.receive(&u0.frame),
         Err(SyncError::WrongStream { .. })
@@ -338,7 +366,16 @@ fn an_identified_delta_on_an_unidentified_base_pins_the_stream() {
     assert_eq!(sub.filter(), Some(&s1));
     assert_eq!(sub.version(), Some(u1.id));
     // Stream 8, in a later epoch: newer by version, but another stream.
-    let mut other = Publisher::with_identity(P, 100, 8, u0.id.epoch + 1).unwrap();
+    let mut other = Publisher::counting(
+        P,
+        PublisherOptions {
+            full_every: 100,
+            stream: 8,
+            epoch: Some(u0.id.epoch + 1),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     other.insert(b"x");
     let o0 = other.publish();
     refused_as_other_stream(&sub, &o0.frame, &s1, u1.id);

@@ -61,7 +61,7 @@ pub fn child(scenario: &str) {
         "wrong-base" => {
             // A subscriber holding an empty 2^32-bit filter, and a delta
             // that names another base: refused, state unchanged.
-            let mut sub = Subscriber::new(limits);
+            let mut sub = Subscriber::<BloomFilter>::new(limits);
             sub.receive(&encode(&zero)).unwrap();
             // Header of a plain delta (type 2, version 1) for the held
             // parameters, two digests that name no held filter, one byte.
@@ -95,7 +95,7 @@ pub fn child(scenario: &str) {
             let at = payload_at(&frame);
             frame[at + 8] ^= 1; // result digest
             refix_crc(&mut frame);
-            let mut sub = Subscriber::new(limits);
+            let mut sub = Subscriber::<BloomFilter>::new(limits);
             sub.receive(&encode(&zero)).unwrap();
             drop(zero);
             let before = reset_peak();
