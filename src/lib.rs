@@ -15,7 +15,7 @@
 //!
 //! ## Plan, build, send, receive
 //! ```
-//! use compressed_bloom::{decode, encode, plan, BloomFilter, FilterParams};
+//! use compressed_bloom::{decode, encode, plan, BloomFilter, DecodeLimits, FilterParams};
 //!
 //! // 10,000 keys, a 10,000-byte frame budget (header and checksum included).
 //! let p = plan::plan_for_size(10_000, 10_000, &plan::Constraints::default())?;
@@ -25,7 +25,7 @@
 //! }
 //! let frame = encode(&filter);
 //! assert!(frame.len() as u64 <= p.bound_bytes);
-//! let received = decode(&frame)?;            // checks limits and CRC first
+//! let received = decode(&frame, &DecodeLimits::default())?; // limits and CRC first
 //! assert_eq!(received, filter);
 //! assert!(received.contains(b"key-7"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -127,10 +127,9 @@ pub mod tokio_codec;
 pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
-    decode, decode_any, decode_from_buf, decode_with_limits, encode, encode_any, encode_as,
-    encode_into, encode_static, encode_to_buf, encode_with_identity, inspect, max_encoded_len,
-    AnyFilter, Coding, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader,
-    UpdateId,
+    decode, decode_any, decode_from_buf, encode, encode_any, encode_as, encode_into, encode_static,
+    encode_to_buf, encode_with_identity, inspect, max_encoded_len, AnyFilter, Coding, DecodeError,
+    DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
 pub use kind::{apply_delta, decode_as, Kind};

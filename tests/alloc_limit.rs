@@ -5,7 +5,7 @@
 
 use compressed_bloom::format::varint;
 use compressed_bloom::{
-    decode_with_limits, delta, encode, BloomFilter, DecodeError, DecodeLimits, FilterParams,
+    decode, delta, encode, BloomFilter, DecodeError, DecodeLimits, FilterParams,
 };
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -105,7 +105,7 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     let mut apply_worst = 0;
     for (i, frame) in frames.iter().enumerate() {
         let peak = peak_of(|| {
-            let _ = decode_with_limits(frame, &limits);
+            let _ = decode(frame, &limits);
         });
         assert!(
             peak <= allowance,

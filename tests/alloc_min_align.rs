@@ -116,7 +116,7 @@ fn every_frame_type_round_trips_under_minimal_alignment() {
             ));
         }
         for frame in &frames {
-            let back = format::decode(frame).unwrap();
+            let back = format::decode(frame, &DecodeLimits::default()).unwrap();
             assert!(back == f, "m={m}: in memory");
             let streamed = stream::read_frame(&frame[..], &limits).unwrap();
             assert!(streamed == f, "m={m}: streamed");

@@ -344,19 +344,16 @@ pub fn encode_to_buf<B: BufMut>(filter: &BloomFilter, buf: &mut B) -> Result<usi
     Ok(frame.len())
 }
 
-/// Decodes exactly one frame occupying all of `data`, with default limits.
+/// Decodes exactly one frame of a standard filter occupying all of `data`,
+/// under `limits` (checked against the header before anything is
+/// allocated; `&DecodeLimits::default()` for the defaults). Every decoder
+/// of the crate takes its limits this way: [`decode_any`], `decode_as`,
+/// [`decode_from_buf`], `apply_delta`, `Subscriber::new`.
 ///
 /// # Errors
-/// Any [`DecodeError`]; no partially decoded filter is ever returned.
-pub fn decode(data: &[u8]) -> Result<BloomFilter, DecodeError> {
-    decode_with_limits(data, &DecodeLimits::default())
-}
-
-/// Decodes exactly one frame occupying all of `data`.
-///
-/// # Errors
-/// Any [`DecodeError`], including [`DecodeError::TrailingBytes`].
-pub fn decode_with_limits(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeError> {
+/// Any [`DecodeError`], including [`DecodeError::TrailingBytes`]; no
+/// partially decoded filter is ever returned.
+pub fn decode(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeError> {
     let (h, payload) = checked_whole_frame(data, limits)?;
     decode_full(&h, payload)
 }

@@ -3,8 +3,8 @@
 use crate::common;
 
 use compressed_bloom::{
-    decode, decode_from_buf, decode_with_limits, encode, encode_as, encode_into, max_encoded_len,
-    BloomFilter, DecodeError, DecodeLimits, EncodeError, FilterParams, FilterType, MAX_K,
+    decode, decode_from_buf, encode, encode_as, encode_into, max_encoded_len, BloomFilter,
+    DecodeError, DecodeLimits, EncodeError, FilterParams, FilterType, MAX_K,
 };
 use quickcheck::{Arbitrary, Gen};
 
@@ -67,8 +67,8 @@ fn decode_encode_is_identity_and_never_larger_than_raw() {
         let unlimited = DecodeLimits::unlimited();
         frame.len() <= raw.len()
             && frame.len() <= max_encoded_len(&f)
-            && decode_with_limits(&frame, &unlimited).as_ref() == Ok(&f)
-            && decode_with_limits(&raw, &unlimited).as_ref() == Ok(&f)
+            && decode(&frame, &unlimited).as_ref() == Ok(&f)
+            && decode(&raw, &unlimited).as_ref() == Ok(&f)
     }
     common::qc(200, 0x5EED_0001).quickcheck(prop as fn(AnyFilter) -> bool);
 }
@@ -233,7 +233,7 @@ fn trailing_bytes_are_counted() {
         let mut data = frame.clone();
         data.resize(frame.len() + extra, 0);
         assert_eq!(
-            decode(&data),
+            decode(&data, &DecodeLimits::default()),
             Err(DecodeError::TrailingBytes {
                 offset: frame.len() as u64,
                 count: extra as u64,
@@ -270,7 +270,7 @@ fn static_frames_round_trip_in_memory_and_streamed() {
         };
         version_ok
             && frame.len() <= raw.len()
-            && decode_with_limits(&frame, &unlimited).as_ref() == Ok(&f)
+            && decode(&frame, &unlimited).as_ref() == Ok(&f)
             && read_frame(&frame[..], &unlimited).ok().as_ref() == Some(&f)
     }
     common::qc(150, 0x5EED_0006).quickcheck(prop as fn(AnyFilter) -> bool);
@@ -428,7 +428,10 @@ fn auto_coding_takes_static_coding_from_a_sixteenth_density() {
             "n = {n}, density {}",
             f.fill_ratio()
         );
-        assert_eq!(compressed_bloom::decode(&auto).unwrap(), f);
+        assert_eq!(
+            compressed_bloom::decode(&auto, &DecodeLimits::default()).unwrap(),
+            f
+        );
         let other = format::encode_with(
             &f,
             if expected == FilterType::Coded {
@@ -468,7 +471,10 @@ fn auto_coding_sends_the_smaller_frame_below_a_million_bits() {
             let auto = format::encode_with(&f, Coding::Auto);
             let adaptive = format::encode_with(&f, Coding::Adaptive);
             let fixed = format::encode_with(&f, Coding::Static);
-            assert_eq!(compressed_bloom::decode(&auto).unwrap(), f);
+            assert_eq!(
+                compressed_bloom::decode(&auto, &DecodeLimits::default()).unwrap(),
+                f
+            );
             let ones = f.count_ones();
             let h = compressed_bloom::inspect(&auto, &Default::default()).unwrap();
             if ones.min(m - ones) * 16 < m {

@@ -290,7 +290,7 @@ fn a_block_that_codes_larger_than_raw_streams() {
         "payload {} bytes: the array no longer codes larger than raw",
         h.payload_len
     );
-    assert!(format::decode(&frame).unwrap() == f);
+    assert!(format::decode(&frame, &DecodeLimits::default()).unwrap() == f);
     let got = stream::read_frame(&frame[..], &DecodeLimits::default()).unwrap();
     assert!(got == f);
 }
@@ -319,7 +319,7 @@ fn streamed_type_1_tables_fail_as_in_memory() {
             let mut bad = frame.clone();
             bad[at + i] = v;
             common::fix_crc(&mut bad);
-            let want = decode(&bad);
+            let want = decode(&bad, &DecodeLimits::default());
             let got = stream::read_frame(&bad[..], &lim);
             match (want, got) {
                 (Ok(a), Ok(b)) => assert!(a == b),

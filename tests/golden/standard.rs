@@ -4,8 +4,7 @@
 use crate::common::caught_before_the_payload;
 use compressed_bloom::delta;
 use compressed_bloom::{
-    decode, decode_with_limits, encode_as, BloomFilter, DecodeError, DecodeLimits, FilterParams,
-    FilterType,
+    decode, encode_as, BloomFilter, DecodeError, DecodeLimits, FilterParams, FilterType,
 };
 
 struct Golden {
@@ -52,7 +51,7 @@ fn golden_frames_decode_to_the_reference_bits() {
     for g in goldens() {
         // The format's own rules only: two goldens are empty multi-block
         // filters, far past the default expansion limit.
-        let f = decode_with_limits(&g.frame, &DecodeLimits::unlimited())
+        let f = decode(&g.frame, &DecodeLimits::unlimited())
             .unwrap_or_else(|e| panic!("{}: {e}", g.name));
         assert_eq!(
             f.params(),
@@ -99,7 +98,7 @@ fn every_truncation_is_rejected() {
         for cut in 0..g.frame.len() {
             // Unlimited: two goldens are past the default expansion limit,
             // which would refuse them before their length is checked.
-            let r = decode_with_limits(&g.frame[..cut], &DecodeLimits::unlimited());
+            let r = decode(&g.frame[..cut], &DecodeLimits::unlimited());
             assert!(
                 matches!(r, Err(DecodeError::Truncated { .. })),
                 "{}: truncation to {cut} bytes: {:?}",
@@ -117,7 +116,7 @@ fn every_single_bit_flip_is_rejected() {
         let mut frame = g.frame.clone();
         for i in 0..frame.len() * 8 {
             frame[i / 8] ^= 1 << (i % 8);
-            let r = decode_with_limits(&frame, &limits);
+            let r = decode(&frame, &limits);
             assert!(
                 matches!(&r, Err(e) if caught_before_the_payload(e)),
                 "{}: flip of bit {i}: {:?}",
@@ -143,7 +142,11 @@ fn every_single_bit_flip_of_a_golden_delta_is_rejected() {
     {
         let f: Vec<&str> = line.split(' ').collect();
         let mut frame = std::fs::read(format!("{dir}/{}.cbf", f[0])).unwrap();
-        let base = decode(&bases.iter().find(|g| g.name == f[2]).unwrap().frame).unwrap();
+        let base = decode(
+            &bases.iter().find(|g| g.name == f[2]).unwrap().frame,
+            &DecodeLimits::default(),
+        )
+        .unwrap();
         for i in 0..frame.len() * 8 {
             frame[i / 8] ^= 1 << (i % 8);
             let mut b = base.clone();
@@ -165,7 +168,7 @@ fn trailing_bytes_are_rejected() {
     let mut frame = g.frame.clone();
     frame.push(0);
     assert!(matches!(
-        decode(&frame),
+        decode(&frame, &DecodeLimits::default()),
         Err(DecodeError::TrailingBytes { count: 1, .. })
     ));
 }
@@ -186,7 +189,7 @@ fn golden_deltas_apply_to_the_reference_result() {
         let frame = std::fs::read(format!("{dir}/{name}.cbf")).unwrap();
         let expected = std::fs::read(format!("{dir}/{name}.bits")).unwrap();
         let base = bases.iter().find(|g| g.name == base_name).unwrap();
-        let mut f = decode(&base.frame).unwrap();
+        let mut f = decode(&base.frame, &DecodeLimits::default()).unwrap();
         delta::apply(&mut f, &frame, &DecodeLimits::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
@@ -200,7 +203,7 @@ fn golden_deltas_apply_to_the_reference_result() {
             new.insert(format!("key-{i}").as_bytes());
         }
         assert_eq!(new.to_bytes(), expected, "{name}: hashing");
-        let old = decode(&base.frame).unwrap();
+        let old = decode(&base.frame, &DecodeLimits::default()).unwrap();
         let (encoded, version) = match kind {
             "plain" => (delta::encode_delta_plain(&old, &new).unwrap(), 1),
             "conditional" => (delta::encode_delta_conditional(&old, &new).unwrap(), 2),
@@ -243,7 +246,7 @@ fn random_bursts_up_to_32_bits_are_rejected() {
                     f[b / 8] ^= 1 << (b % 8);
                 }
             }
-            let r = decode_with_limits(&f, &limits);
+            let r = decode(&f, &limits);
             assert!(
                 matches!(&r, Err(e) if caught_before_the_payload(e)),
                 "{}: burst of {len} bits at bit {start}: {:?}",

@@ -126,7 +126,7 @@ fn v3_identified_delta_applies_to_the_reference_result() {
     let lim = DecodeLimits::unlimited();
     let base_frame = std::fs::read(format!("{DIR}/v3_ident_full.cbf")).unwrap();
     let frame = std::fs::read(format!("{DIR}/v3_ident_delta.cbf")).unwrap();
-    let mut base = format::decode_with_limits(&base_frame, &lim).unwrap();
+    let mut base = format::decode(&base_frame, &lim).unwrap();
     let h = format::inspect(&frame, &lim).unwrap();
     assert_eq!(h.identity.map(|i| i.seq), Some(1));
     assert_eq!(h.kind, FilterKind::Standard);
@@ -212,14 +212,14 @@ fn coder_edge_goldens_decode_to_their_listed_bits() {
         let (name, m) = (f[0], f[1].parse::<u64>().unwrap());
         let ones: Vec<u64> = f[2..].iter().map(|v| v.parse().unwrap()).collect();
         let frame = std::fs::read(format!("{DIR}/{name}.cbf")).unwrap();
-        let got = format::decode_with_limits(&frame, &DecodeLimits::unlimited()).unwrap();
+        let got = format::decode(&frame, &DecodeLimits::unlimited()).unwrap();
         assert_eq!(got.m(), m, "{name}");
         let got_ones: Vec<u64> = (0..m).filter(|&i| got.bit(i)).collect();
         assert_eq!(got_ones, ones, "{name}");
         assert_eq!(format::encode_with(&got, Coding::Adaptive), frame, "{name}");
         assert_eq!(frame[3], 1, "{name}: coded");
         for cut in 0..frame.len() {
-            let r = format::decode_with_limits(&frame[..cut], &DecodeLimits::unlimited());
+            let r = format::decode(&frame[..cut], &DecodeLimits::unlimited());
             assert!(
                 matches!(r, Err(DecodeError::Truncated { .. })),
                 "{name}: cut {cut}: {:?}",
@@ -253,7 +253,7 @@ fn frames_in_the_format_document_are_what_it_says() {
     assert_eq!(frames.len(), 4, "four frames in section 7");
     let lim = DecodeLimits::unlimited();
     // 1. Version 1, coded, bits 3, 500, 999 of 1000.
-    let f = format::decode_with_limits(&frames[0], &lim).unwrap();
+    let f = format::decode(&frames[0], &lim).unwrap();
     assert_eq!((frames[0][2], frames[0][3]), (1, 1));
     assert_eq!(
         (0..1000).filter(|&i| f.bit(i)).collect::<Vec<u64>>(),

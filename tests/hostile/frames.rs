@@ -3,8 +3,8 @@
 
 use compressed_bloom::format::varint;
 use compressed_bloom::{
-    decode, decode_with_limits, encode, inspect, BloomFilter, Coding, DecodeError, DecodeLimits,
-    FilterError, FilterParams,
+    decode, encode, inspect, BloomFilter, Coding, DecodeError, DecodeLimits, FilterError,
+    FilterParams,
 };
 
 /// A frame with the given header fields and payload, and a correct CRC. The
@@ -47,7 +47,7 @@ fn crc_definition_check_value() {
 fn frame_declaring_m_2_pow_60_is_refused_before_allocation() {
     let frame = craft(1, 0, 1 << 60, 2, 10, &[0u8; 8]);
     for limits in [DecodeLimits::default(), DecodeLimits::unlimited()] {
-        let e = decode_with_limits(&frame, &limits).unwrap_err();
+        let e = decode(&frame, &limits).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -62,12 +62,12 @@ fn frame_declaring_m_2_pow_60_is_refused_before_allocation() {
 fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
     // 2^56 bits = 8 PiB: within the format, beyond any machine.
     let frame = craft(1, 0, 1 << 56, 2, 10, &[0u8; 8]);
-    let e = decode_with_limits(&frame, &DecodeLimits::unlimited()).unwrap_err();
+    let e = decode(&frame, &DecodeLimits::unlimited()).unwrap_err();
     assert!(
         matches!(e, DecodeError::Filter(FilterError::OutOfMemory { .. })),
         "{e}"
     );
-    let e = decode(&frame).unwrap_err();
+    let e = decode(&frame, &DecodeLimits::default()).unwrap_err();
     assert!(
         matches!(
             e,
@@ -112,7 +112,7 @@ fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
         frame.len()
     );
     assert!(matches!(
-        decode(&frame),
+        decode(&frame, &DecodeLimits::default()),
         Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
     ));
 }
@@ -130,19 +130,19 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
         ..DecodeLimits::default()
     };
     assert!(matches!(
-        decode_with_limits(&frame, &limits),
+        decode(&frame, &limits),
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
     // The default limit refuses it too; a receiver that wants it says so.
     assert!(matches!(
-        decode(&frame),
+        decode(&frame, &DecodeLimits::default()),
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
     let unlimited = DecodeLimits {
         max_expansion: None,
         ..DecodeLimits::default()
     };
-    assert_eq!(decode_with_limits(&frame, &unlimited).unwrap(), f);
+    assert_eq!(decode(&frame, &unlimited).unwrap(), f);
     // At the boundary: an empty filter whose ⌈m/8⌉ is an exact multiple r of
     // its frame length is allowed with ratio r and refused with r − 1.
     let (frame, ratio) = (8_000u64..)
@@ -159,11 +159,11 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
         ..DecodeLimits::default()
     };
     assert_eq!(
-        decode_with_limits(&frame, &with(ratio)).map(|f| f.m() / 8),
+        decode(&frame, &with(ratio)).map(|f| f.m() / 8),
         Ok(ratio * frame.len() as u64)
     );
     assert!(matches!(
-        decode_with_limits(&frame, &with(ratio - 1)),
+        decode(&frame, &with(ratio - 1)),
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
 }
@@ -172,7 +172,7 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
 fn one_test_per_error_class() {
     let good = craft(0, 0, 16, 2, 1, &[0b1010_0101, 0]);
     assert_eq!(
-        decode(&good).map(|f| f.to_bytes()),
+        decode(&good, &DecodeLimits::default()).map(|f| f.to_bytes()),
         Ok(vec![0b1010_0101, 0])
     );
     let with = |i: usize, b: u8| {
@@ -184,38 +184,38 @@ fn one_test_per_error_class() {
         f
     };
     assert!(matches!(
-        decode(&good[..3]),
+        decode(&good[..3], &DecodeLimits::default()),
         Err(DecodeError::Truncated { .. })
     ));
     assert!(matches!(
-        decode(&with(0, 0xCA)),
+        decode(&with(0, 0xCA), &DecodeLimits::default()),
         Err(DecodeError::BadMagic {
             found: [0xCA, 0xF1]
         })
     ));
     assert!(matches!(
-        decode(&with(2, 4)),
+        decode(&with(2, 4), &DecodeLimits::default()),
         Err(DecodeError::UnsupportedVersion { version: 4 })
     ));
     assert!(matches!(
-        decode(&with(2, 0)),
+        decode(&with(2, 0), &DecodeLimits::default()),
         Err(DecodeError::UnsupportedVersion { version: 0 })
     ));
     // Type 3 (conditional delta) exists from version 2 on, not in version 1.
     assert!(matches!(
-        decode(&with(3, 3)),
+        decode(&with(3, 3), &DecodeLimits::default()),
         Err(DecodeError::UnknownFilterType { id: 3, version: 1 })
     ));
     assert!(matches!(
-        decode(&with(3, 9)),
+        decode(&with(3, 9), &DecodeLimits::default()),
         Err(DecodeError::UnknownFilterType { id: 9, version: 1 })
     ));
     assert!(matches!(
-        decode(&with(4, 0)),
+        decode(&with(4, 0), &DecodeLimits::default()),
         Err(DecodeError::UnknownHashScheme { id: 0 })
     ));
     assert!(matches!(
-        decode(&with(5, 0x80)),
+        decode(&with(5, 0x80), &DecodeLimits::default()),
         Err(DecodeError::ReservedBits {
             offset: 5,
             value: 0x80
@@ -225,7 +225,7 @@ fn one_test_per_error_class() {
     let mut bad = vec![0xCB, 0xF1, 1, 0, 1, 0, 0x80, 0x00];
     bad.extend_from_slice(&[16, 2, 1, 2, 0, 0, 0, 0, 0, 0]);
     assert!(matches!(
-        decode(&bad),
+        decode(&bad, &DecodeLimits::default()),
         Err(DecodeError::BadVarint {
             offset: 6,
             field: "seed",
@@ -233,22 +233,22 @@ fn one_test_per_error_class() {
         })
     ));
     assert!(matches!(
-        decode(&craft(0, 0, 16, 0, 1, &[0, 0])),
+        decode(&craft(0, 0, 16, 0, 1, &[0, 0]), &DecodeLimits::default()),
         Err(DecodeError::InvalidField { field: "k", .. })
     ));
     assert!(matches!(
-        decode(&craft(0, 0, 0, 2, 1, &[])),
+        decode(&craft(0, 0, 0, 2, 1, &[]), &DecodeLimits::default()),
         Err(DecodeError::InvalidField { field: "m", .. })
     ));
     assert!(matches!(
-        decode(&craft(0, 0, 16, 2, 1, &[0, 0, 0])),
+        decode(&craft(0, 0, 16, 2, 1, &[0, 0, 0]), &DecodeLimits::default()),
         Err(DecodeError::InvalidField {
             field: "payload_len",
             ..
         })
     ));
     assert!(matches!(
-        decode(&craft(1, 0, 16, 2, 1, &[0, 0])),
+        decode(&craft(1, 0, 16, 2, 1, &[0, 0]), &DecodeLimits::default()),
         Err(DecodeError::InvalidField {
             field: "payload_len",
             ..
@@ -259,7 +259,7 @@ fn one_test_per_error_class() {
         ..DecodeLimits::default()
     };
     assert!(matches!(
-        decode_with_limits(&good, &limits),
+        decode(&good, &limits),
         Err(DecodeError::LimitExceeded { what: "k", .. })
     ));
     let limits = DecodeLimits {
@@ -267,29 +267,32 @@ fn one_test_per_error_class() {
         ..DecodeLimits::default()
     };
     assert!(matches!(
-        decode_with_limits(&good, &limits),
+        decode(&good, &limits),
         Err(DecodeError::LimitExceeded { .. })
     ));
     let mut flipped = good.clone();
     flipped[11] ^= 1;
     assert!(matches!(
-        decode(&flipped),
+        decode(&flipped, &DecodeLimits::default()),
         Err(DecodeError::ChecksumMismatch { .. })
     ));
     let mut trailing = good.clone();
     trailing.push(7);
     assert!(matches!(
-        decode(&trailing),
+        decode(&trailing, &DecodeLimits::default()),
         Err(DecodeError::TrailingBytes { count: 1, .. })
     ));
     // m = 12: the second byte's top four bits are padding.
     assert!(matches!(
-        decode(&craft(0, 0, 12, 2, 1, &[0, 0xF0])),
+        decode(&craft(0, 0, 12, 2, 1, &[0, 0xF0]), &DecodeLimits::default()),
         Err(DecodeError::Filter(FilterError::PaddingBitsSet { m: 12 }))
     ));
     // A coded payload that is not a valid stream.
     assert!(matches!(
-        decode(&craft(1, 0, 4096, 2, 1, &[1, 0, 0, 0, 9, 9])),
+        decode(
+            &craft(1, 0, 4096, 2, 1, &[1, 0, 0, 0, 9, 9]),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::Payload { .. })
     ));
 }
@@ -305,12 +308,12 @@ fn k_at_the_format_and_limit_boundaries() {
         ..DecodeLimits::default()
     };
     assert_eq!(
-        decode(&frame(64)).map(|f| f.params().k),
+        decode(&frame(64), &DecodeLimits::default()).map(|f| f.params().k),
         Ok(64),
         "k = 64 is in the format's range"
     );
     assert!(matches!(
-        decode_with_limits(&frame(64), &tight),
+        decode(&frame(64), &tight),
         Err(DecodeError::LimitExceeded {
             what: "k",
             requested: 64,
@@ -318,17 +321,14 @@ fn k_at_the_format_and_limit_boundaries() {
         })
     ));
     assert!(matches!(
-        decode_with_limits(&frame(9), &tight),
+        decode(&frame(9), &tight),
         Err(DecodeError::LimitExceeded { what: "k", .. })
     ));
-    assert_eq!(
-        decode_with_limits(&frame(8), &tight).map(|f| f.params().k),
-        Ok(8)
-    );
+    assert_eq!(decode(&frame(8), &tight).map(|f| f.params().k), Ok(8));
     for k in [65, 1000] {
         for limits in [tight, DecodeLimits::default()] {
             assert!(matches!(
-                decode_with_limits(&frame(k), &limits),
+                decode(&frame(k), &limits),
                 Err(DecodeError::InvalidField { field: "k", .. })
             ));
         }
@@ -345,7 +345,7 @@ fn header_cut_inside_a_varint_is_truncated_not_malformed() {
     assert_eq!(full[m_at], 0xAC);
     let cut = &full[..m_at + 1];
     assert_eq!(
-        decode(cut),
+        decode(cut, &DecodeLimits::default()),
         Err(DecodeError::Truncated {
             needed: cut.len() as u64 + 1,
             available: cut.len() as u64,
@@ -354,12 +354,15 @@ fn header_cut_inside_a_varint_is_truncated_not_malformed() {
     // Nine continuation bytes and the end: still possibly a valid varint.
     let mut nine = full[..m_at].to_vec();
     nine.extend_from_slice(&[0x80; 9]);
-    assert!(matches!(decode(&nine), Err(DecodeError::Truncated { .. })));
+    assert!(matches!(
+        decode(&nine, &DecodeLimits::default()),
+        Err(DecodeError::Truncated { .. })
+    ));
     // Ten continuation bytes can never end a 64-bit varint.
     let mut ten = full[..m_at].to_vec();
     ten.extend_from_slice(&[0x80; 10]);
     assert!(matches!(
-        decode(&ten),
+        decode(&ten, &DecodeLimits::default()),
         Err(DecodeError::BadVarint { field: "m", .. })
     ));
     // A complete but over-long varint (0x80 0x00) is malformed even though
@@ -367,7 +370,7 @@ fn header_cut_inside_a_varint_is_truncated_not_malformed() {
     let mut overlong = full[..m_at].to_vec();
     overlong.extend_from_slice(&[0x80, 0x00]);
     assert!(matches!(
-        decode(&overlong),
+        decode(&overlong, &DecodeLimits::default()),
         Err(DecodeError::BadVarint {
             offset: 7,
             field: "m",
@@ -377,7 +380,7 @@ fn header_cut_inside_a_varint_is_truncated_not_malformed() {
     // A cut after a complete varint is truncated at the next field.
     let after_m = &full[..m_at + 2];
     assert!(matches!(
-        decode(after_m),
+        decode(after_m, &DecodeLimits::default()),
         Err(DecodeError::Truncated { .. })
     ));
 }
@@ -415,16 +418,13 @@ fn payload_floors_and_frame_limit_at_their_boundaries() {
         max_frame_len: good.len() as u64,
         ..DecodeLimits::default()
     };
-    assert_eq!(
-        decode_with_limits(&good, &exact).map(|f| f.to_bytes()),
-        Ok(vec![0; 8])
-    );
+    assert_eq!(decode(&good, &exact).map(|f| f.to_bytes()), Ok(vec![0; 8]));
     let under = DecodeLimits {
         max_frame_len: good.len() as u64 - 1,
         ..DecodeLimits::default()
     };
     assert_eq!(
-        decode_with_limits(&good, &under),
+        decode(&good, &under),
         Err(DecodeError::LimitExceeded {
             what: "frame length (bytes)",
             requested: good.len() as u64,
@@ -503,13 +503,17 @@ fn version_3_header_fields_are_checked() {
     // Plain v3 frame of kind standard: valid, decodes like version 1.
     let v3 = craft_v3(0, 0, 0, 16, &[], &[], &raw);
     assert_eq!(
-        decode(&v3).unwrap(),
-        decode(&craft(0, 0, 16, 2, 1, &raw)).unwrap()
+        decode(&v3, &DecodeLimits::default()).unwrap(),
+        decode(&craft(0, 0, 16, 2, 1, &raw), &DecodeLimits::default()).unwrap()
     );
     // Kinds: unassigned ones are refused by id (every assigned kind is
     // supported; a receiver that refuses one names it, tests/kinds/partitioned_sparse.rs).
     for (kind, name) in [(6u8, None::<&str>), (255, None)] {
-        let err = decode(&craft_v3(0, 0, kind, 16, &[], &[], &raw)).unwrap_err();
+        let err = decode(
+            &craft_v3(0, 0, kind, 16, &[], &[], &raw),
+            &DecodeLimits::default(),
+        )
+        .unwrap_err();
         assert_eq!(err, DecodeError::UnsupportedKind { id: kind, name });
         if let Some(name) = name {
             assert!(err.to_string().contains(name), "{err}");
@@ -529,14 +533,21 @@ fn version_3_header_fields_are_checked() {
         })
     ));
     assert_eq!(
-        decode(&craft_v3(0, 0, 2, 16, &[], &[], &raw)).unwrap_err(),
+        decode(
+            &craft_v3(0, 0, 2, 16, &[], &[], &raw),
+            &DecodeLimits::default()
+        )
+        .unwrap_err(),
         DecodeError::WrongKind {
             found: compressed_bloom::FilterKind::Partitioned,
             expected: compressed_bloom::FilterKind::Standard
         }
     );
     assert!(matches!(
-        decode(&craft_v3(0, 0, 4, 16, &[], &[], &raw)),
+        decode(
+            &craft_v3(0, 0, 4, 16, &[], &[], &raw),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::InvalidField {
             field: "filter type",
             offset: 3,
@@ -546,7 +557,10 @@ fn version_3_header_fields_are_checked() {
     // Reserved flag bits.
     for flags in [0x04u8, 0x80] {
         assert!(matches!(
-            decode(&craft_v3(0, flags, 0, 16, &[], &[], &raw)),
+            decode(
+                &craft_v3(0, flags, 0, 16, &[], &[], &raw),
+                &DecodeLimits::default()
+            ),
             Err(DecodeError::ReservedBits { offset: 5, .. })
         ));
     }
@@ -554,7 +568,7 @@ fn version_3_header_fields_are_checked() {
     let mut v1 = craft(0, 0, 16, 2, 1, &raw);
     v1[5] = 1;
     assert!(matches!(
-        decode(&v1),
+        decode(&v1, &DecodeLimits::default()),
         Err(DecodeError::ReservedBits { offset: 5, .. })
     ));
     // Identity: three varints; a cut inside them is truncation.
@@ -575,28 +589,40 @@ fn version_3_header_fields_are_checked() {
     // Metadata: meta_len of 0 or above 4096 is invalid; a record running
     // past meta_len is invalid; a well-framed record has an unknown tag.
     assert!(matches!(
-        decode(&craft_v3(0, 2, 0, 16, &[0], &[], &raw)),
+        decode(
+            &craft_v3(0, 2, 0, 16, &[0], &[], &raw),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::InvalidField {
             field: "meta_len",
             ..
         })
     ));
     assert!(matches!(
-        decode(&craft_v3(0, 2, 0, 16, &[4097], &[], &raw)),
+        decode(
+            &craft_v3(0, 2, 0, 16, &[4097], &[], &raw),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::InvalidField {
             field: "meta_len",
             ..
         })
     ));
     assert!(matches!(
-        decode(&craft_v3(0, 2, 0, 16, &[3], &[1, 5, 0], &raw)),
+        decode(
+            &craft_v3(0, 2, 0, 16, &[3], &[1, 5, 0], &raw),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::InvalidField {
             field: "metadata length",
             ..
         })
     ));
     assert!(matches!(
-        decode(&craft_v3(0, 2, 0, 16, &[3], &[7, 1, 0], &raw)),
+        decode(
+            &craft_v3(0, 2, 0, 16, &[3], &[7, 1, 0], &raw),
+            &DecodeLimits::default()
+        ),
         Err(DecodeError::UnknownMetadata { tag: 7, .. })
     ));
 }
@@ -698,7 +724,9 @@ fn trailing_bytes_are_found_before_the_crc() {
             }
         };
         if frame[3] == 1 {
-            assert!(trailing(&decode(&bad).unwrap_err()));
+            assert!(trailing(
+                &decode(&bad, &DecodeLimits::default()).unwrap_err()
+            ));
             assert!(trailing(&decode_any(&bad, &lim).unwrap_err()));
             assert!(trailing(&CheckedFrame::new(&bad, &lim).unwrap_err()));
         } else {

@@ -2,8 +2,8 @@
 //! takes untrusted bytes. Each must produce an error, never a panic.
 
 use compressed_bloom::{
-    decode, decode_from_buf, decode_with_limits, delta, inspect, BloomFilter, DecodeError,
-    DecodeLimits, FilterParams, Subscriber, SyncError,
+    decode, decode_from_buf, delta, inspect, BloomFilter, DecodeError, DecodeLimits, FilterParams,
+    Subscriber, SyncError,
 };
 
 fn replay(name: &str) -> Vec<DecodeError> {
@@ -11,7 +11,7 @@ fn replay(name: &str) -> Vec<DecodeError> {
     let data = std::fs::read(path).unwrap();
     let mut errors = Vec::new();
     for limits in [DecodeLimits::default(), DecodeLimits::unlimited()] {
-        errors.push(decode_with_limits(&data, &limits).unwrap_err());
+        errors.push(decode(&data, &limits).unwrap_err());
         errors.push(inspect(&data, &limits).unwrap_err());
         errors.push(delta::inspect_delta(&data, &limits).unwrap_err());
         let mut base = BloomFilter::new(FilterParams::new(4096, 3, 7)).unwrap();
@@ -20,7 +20,7 @@ fn replay(name: &str) -> Vec<DecodeError> {
         errors.push(decode_from_buf(&mut buf, &limits).unwrap_err());
         assert_eq!(buf.len(), data.len(), "nothing consumed on error");
     }
-    errors.push(decode(&data).unwrap_err());
+    errors.push(decode(&data, &DecodeLimits::default()).unwrap_err());
     match <Subscriber>::default().receive(&data) {
         Err(SyncError::Decode(e)) => errors.push(e),
         other => panic!("the subscriber took a frame every decoder refuses: {other:?}"),

@@ -6,7 +6,7 @@
 use compressed_bloom::coder::static_coded::{encode_with, Choice};
 use compressed_bloom::coder::CoderError;
 use compressed_bloom::format::{stream, varint};
-use compressed_bloom::{decode_with_limits, DecodeError, DecodeLimits};
+use compressed_bloom::{decode, DecodeError, DecodeLimits};
 use std::io::Cursor;
 
 /// A version-3 standard frame of type 4 around `payload` (seed 0, k 1, n 0).
@@ -25,7 +25,7 @@ fn frame(m: u64, payload: &[u8]) -> Vec<u8> {
 /// and how far the streamed reader read into `frame ‖ 16 more bytes`.
 fn both(frame: &[u8]) -> (DecodeError, Option<DecodeError>, u64) {
     let limits = DecodeLimits::unlimited();
-    let mem = decode_with_limits(frame, &limits).unwrap_err();
+    let mem = decode(frame, &limits).unwrap_err();
     let mut input = frame.to_vec();
     input.extend_from_slice(&[0xAB; 16]);
     let mut cursor = Cursor::new(input);

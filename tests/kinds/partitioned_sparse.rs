@@ -174,7 +174,7 @@ fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them(
     let std_frame = encode(&BloomFilter::new(FilterParams::new(300, 3, 1)).unwrap());
     let lim = DecodeLimits::unlimited();
     assert!(matches!(
-        decode(&part),
+        decode(&part, &DecodeLimits::default()),
         Err(DecodeError::WrongKind {
             found: FilterKind::Partitioned,
             expected: FilterKind::Standard
@@ -395,7 +395,7 @@ fn kinds_that_cannot_travel_with_squid_hashing_refuse_it() {
     assert!(scheme(PartitionedBloomFilter::new(squid).unwrap_err()));
     // A standard filter with Squid's hashing travels, and so does a
     // publisher's.
-    assert!(decode(&encode(&std_squid)).unwrap() == std_squid);
+    assert!(decode(&encode(&std_squid), &DecodeLimits::default()).unwrap() == std_squid);
     let mut p = Publisher::counting(
         squid,
         PublisherOptions {
@@ -406,5 +406,5 @@ fn kinds_that_cannot_travel_with_squid_hashing_refuse_it() {
     .unwrap();
     p.insert(b"a");
     let u = p.publish();
-    assert!(decode(&u.frame).unwrap() == p.current());
+    assert!(decode(&u.frame, &DecodeLimits::default()).unwrap() == p.current());
 }

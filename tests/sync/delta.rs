@@ -101,7 +101,7 @@ fn wrong_base_or_params(enc: Encoder) {
     assert_eq!(xor.as_words(), expected.as_slice());
     // A delta is not a full frame, and a full frame is not a delta.
     assert!(matches!(
-        decode(&frame),
+        decode(&frame, &DecodeLimits::default()),
         Err(DecodeError::WrongFrameType { .. })
     ));
     let full = compressed_bloom::encode(&a);

@@ -162,7 +162,7 @@ fn duplicates_and_reordered_frames_are_refused() {
 }
 
 fn u0_state(u0: &Update) -> BloomFilter {
-    decode(&u0.frame).unwrap()
+    decode(&u0.frame, &DecodeLimits::default()).unwrap()
 }
 
 /// A replayed delta after the filter returned to an earlier content

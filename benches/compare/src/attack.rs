@@ -123,7 +123,7 @@ pub fn child(scenario: &str) {
             drop(zero);
             let before = reset_peak();
             let t = Instant::now();
-            let r = compressed_bloom::decode_with_limits(&frame, &DecodeLimits::default());
+            let r = compressed_bloom::decode(&frame, &DecodeLimits::default());
             let secs = t.elapsed().as_secs_f64();
             let growth = vm_hwm_kib().saturating_sub(before);
             let outcome = if r.is_ok() { "decoded" } else { "refused" };

@@ -3,7 +3,7 @@
 //! reports its wall time and peak RSS (VmHWM), so the peaks do not mix.
 
 use compressed_bloom::format::stream::{read_frame, write_frame};
-use compressed_bloom::{decode_with_limits, BloomFilter, DecodeLimits, FilterParams};
+use compressed_bloom::{decode, BloomFilter, DecodeLimits, FilterParams};
 use std::io::{BufReader, BufWriter};
 use std::process::Command;
 use std::time::Instant;
@@ -49,7 +49,7 @@ pub fn child(mode: &str, path: &str) {
         }
         "slurp" => {
             let bytes = std::fs::read(path).unwrap();
-            let f = decode_with_limits(&bytes, &limits).unwrap();
+            let f = decode(&bytes, &limits).unwrap();
             format!("{} ones", f.count_ones())
         }
         other => panic!("mode {other}: write, read or slurp"),
@@ -66,7 +66,7 @@ pub fn run() {
     for (mode, what) in [
         ("write", "build the filter, then `write_frame` to a `BufWriter<File>`"),
         ("read", "`read_frame` from a `BufReader<File>`"),
-        ("slurp", "`std::fs::read` the file, then `decode_with_limits` (two threads)"),
+        ("slurp", "`std::fs::read` the file, then `decode` (two threads)"),
     ] {
         let out = Command::new(&exe).args(["stream-child", mode, path]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -4,6 +4,7 @@ use crate::CliResult;
 use clap::Args;
 use compressed_bloom::math::log2_binomial;
 use compressed_bloom::plan::{self, Constraints};
+use compressed_bloom::DecodeLimits;
 use compressed_bloom::{decode, encode, BloomFilter, FilterParams};
 use std::time::Instant;
 
@@ -66,7 +67,7 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     let frame = encode(&f);
     let enc_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let back = decode(&frame)?;
+    let back = decode(&frame, &DecodeLimits::default())?;
     let dec_s = t.elapsed().as_secs_f64();
     let bound = log2_binomial(f.m(), ones) / 8.0;
     outln!(

@@ -809,7 +809,7 @@ pub(crate) struct InspectArgs {
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let data = read_all(&a.input)?;
     let limits = a.limits.limits_for(data.len() as u64);
-    // Header only: decode_with_limits / summarize below check the CRC once.
+    // Header only: decode / summarize below check the CRC once.
     let h = compressed_bloom::format::header::parse(&data, &limits)?;
     if h.filter_type.is_delta() {
         return inspect_delta(a, &data);
