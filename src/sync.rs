@@ -352,11 +352,20 @@ impl Subscriber<BloomFilter> {
     /// follows the stream of the first identified full frame it takes
     /// ([`Subscriber::of_kind`] for other kinds).
     ///
-    /// Full frames are held to `limits.max_expansion` (4096 by default): a
-    /// publisher of a large filter that holds few keys (an empty cache, a
-    /// filter planned for more keys than it has yet) sends frames that
-    /// decode to more than 4096 times their size. Raise the limit for such
-    /// a stream if you trust its sender.
+    /// Under [`DecodeLimits::default`] a subscriber takes every frame a
+    /// [`Publisher`] sends with its defaults, of every kind, including the
+    /// first frame of an empty publisher: a large filter that holds few
+    /// keys yet (an empty cache, a filter planned for more keys than it
+    /// has) codes to a frame tens of thousands of times smaller than the
+    /// filter (1,746 bytes for 78 MB at 10^7 keys planned, f = 0.001).
+    /// Such a frame costs what the publisher declared, so the limits bound
+    /// it by memory, not by its length: at most ⌈max_m/8⌉ bytes (512 MiB
+    /// by default) for any full frame, and the expansion ratio only above
+    /// [`DecodeLimits::expansion_floor`]. A subscriber that knows the
+    /// filters it follows states it: `max_m` (and `kinds`) at the size it
+    /// expects refuses anything larger before allocating, whatever the
+    /// frame's length; `expansion_floor: 0` holds every full frame to
+    /// `max_expansion` times its length (docs/HARDENING.md, "Expansion").
     pub fn new(limits: DecodeLimits) -> Self {
         Self::of_kind(limits)
     }
@@ -371,7 +380,7 @@ impl Subscriber<BloomFilter> {
 impl<F: Kind> Subscriber<F> {
     /// A subscriber of kind `F` (`AnyFilter` for every kind) that decodes
     /// with `limits` and follows the stream of the first identified full
-    /// frame it takes. See [`Subscriber::new`] on the expansion limit.
+    /// frame it takes. See [`Subscriber::new`] on what the limits bound.
     pub fn of_kind(limits: DecodeLimits) -> Self {
         Subscriber {
             held: None,

@@ -81,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
         max_k: 64,
         max_frame_len: 1 << 20,
         max_expansion: None,
+        expansion_floor: u64::MAX,
         kinds: KindSet::ALL,
     };
     let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * f.len() + CONSTANT;

@@ -11,12 +11,16 @@ pub const MAX_M: u64 = 1 << 56;
 /// Bounds checked against every header-declared size *before* anything is
 /// allocated or decoded.
 ///
-/// The defaults are meant for frames from strangers: a decoded filter of
-/// 512 MiB at most (`max_m` = 2^32 bits, and ⌈max_m/8⌉ bytes of memory
-/// for every kind), frames up to 1 GiB, any k the format allows, and a full
-/// frame may decode to at most [`DEFAULT_MAX_EXPANSION`] times its own
-/// length. What each kind holds, checked against ⌈max_m/8⌉ bytes before
-/// anything is allocated (docs/FORMAT.md section 2.3, step 3):
+/// The defaults are meant for frames from strangers, and take every frame
+/// this crate's writers make with their defaults (the `cbloom` CLI, the
+/// `sync::Publisher`, every kind, empty or full): a decoded
+/// filter of 512 MiB at most (`max_m` = 2^32 bits, and ⌈max_m/8⌉ bytes of
+/// memory for every kind), frames up to 1 GiB, any k the format allows,
+/// and a full frame may decode to at most [`DEFAULT_MAX_EXPANSION`] times
+/// its own length once its output passes [`DEFAULT_EXPANSION_FLOOR`]
+/// (512 MiB, so under the default `max_m` the memory limit is the bound).
+/// What each kind holds, checked against ⌈max_m/8⌉ bytes before anything
+/// is allocated (docs/FORMAT.md section 2.3, step 3):
 ///
 /// * standard, partitioned: the m-bit array, ⌈m/8⌉ bytes (m ≤ 2^32);
 /// * counting: the 4-bit counters and, while decoding, the map,
@@ -24,19 +28,39 @@ pub const MAX_M: u64 = 1 << 56;
 /// * scalable: its layers' bits, ⌈m/8⌉ bytes for the header's m = Σ m_i
 ///   (plus rounding to words and a few dozen bytes for each of at most 64
 ///   layers);
-/// * sparse: 64 bytes per payload byte (the Elias–Fano list of at most
-///   8 positions per payload byte), so a payload of at most 8 MiB.
+/// * sparse: its Elias–Fano list of the w positions the payload declares,
+///   about w · (2 + log2(m/w)) bits, computed exactly from w and m when w
+///   is read and before the list is allocated (docs/FORMAT.md section 8.4,
+///   step 3): a 10^7-key frame of 14.4 MB holds 16 MB.
 ///
-/// The work a frame may ask for is bounded through the same limits: with
-/// an expansion limit, a counting frame may take at most
-/// `max_expansion / 32` value decisions per frame byte (docs/FORMAT.md
-/// section 8.1, "Work"); docs/HARDENING.md tabulates the worst CPU and
-/// memory per frame byte of every kind. Tighten them for the traffic you
-/// expect:
+/// **Why the floor.** An empty or nearly empty filter is legitimately tiny
+/// on the wire and large in memory: a `sync::Publisher` of a
+/// standard filter planned for 10^7 keys at f = 0.001 (m = 622,401,978)
+/// sends a first frame of 1,746 bytes that decodes to 78 MB (expansion
+/// 44,560), and a counting one 389 MB (expansion 221,780). A ratio alone
+/// would refuse what the publisher legitimately declared, so by default
+/// the ratio applies only to output above the floor, and what a frame may
+/// cost is bounded by the memory limit instead: a hostile tiny frame makes
+/// a receiver allocate at most ⌈max_m/8⌉ bytes, and its CPU is the
+/// frame's decode plus filling and hashing that output (measured in
+/// docs/HARDENING.md, "Cost per frame byte"). The work a payload may ask
+/// for per frame byte stays bounded by `max_expansion`, floor or not: a
+/// counting frame takes at most `max_expansion / 32` value decisions per
+/// frame byte (docs/FORMAT.md section 8.1, "Work").
+///
+/// A receiver that expects smaller filters states it, which is the
+/// tightest bound: `max_m` (and `kinds`) for the filters it takes, and
+/// `expansion_floor` (0 holds every full frame to the ratio alone) for
+/// what a small frame may cost:
 ///
 /// ```
 /// use compressed_bloom::DecodeLimits;
-/// let limits = DecodeLimits { max_m: 1 << 24, max_expansion: Some(64), ..DecodeLimits::default() };
+/// let limits = DecodeLimits {
+///     max_m: 1 << 24,
+///     max_expansion: Some(64),
+///     expansion_floor: 0,
+///     ..DecodeLimits::default()
+/// };
 /// assert!(limits.max_m < DecodeLimits::default().max_m);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +73,21 @@ pub struct DecodeLimits {
     pub max_k: u32,
     /// Largest whole frame, in bytes.
     pub max_frame_len: u64,
-    /// If set, the bit array a full frame decodes to may be at most this
-    /// many times the frame's length (a guard against small frames that
-    /// declare a huge, all-zero filter): a frame is refused when
-    /// ⌈m/8⌉ > max_expansion · frame length. Deltas are exempt: they decode
-    /// into the size of the base the receiver already holds.
+    /// If set, the most output a full frame may decode to per byte of
+    /// frame, above [`DecodeLimits::expansion_floor`]: a frame is refused
+    /// when its output (what the kind holds, as for the memory limit) is
+    /// above both `max_expansion` · frame length and the floor. Deltas are
+    /// exempt (they decode into the size of the base the receiver already
+    /// holds), except what a scalable delta adds. It also bounds the work
+    /// a counting frame may ask for: `max_expansion / 32` value decisions
+    /// per frame byte, whatever the floor.
     pub max_expansion: Option<u64>,
+    /// Output, in bytes, that any full frame may decode to whatever its
+    /// length (within the memory limit): the expansion limit applies only
+    /// above it. [`DEFAULT_EXPANSION_FLOOR`] by default, so that the
+    /// empty filter a publisher declares is taken; 0 holds every frame to
+    /// the ratio alone.
+    pub expansion_floor: u64,
     /// The filter kinds this receiver accepts (by wire id; all by default).
     /// A frame of another kind is refused at its kind byte, before anything
     /// is allocated, with an error that names the kind.
@@ -88,14 +121,23 @@ impl KindSet {
 }
 
 /// The default expansion limit, 4096: every plan of [`crate::plan`] under
-/// default constraints decodes within it. The largest expansion the planner
-/// produces, scanned over n = 1 to 10^7 keys and budgets of 0.5 to 64
-/// transmitted bits per key, is 3,884 (n = 100 at 21.75 bits per key: m =
-/// 2^23, k = 1; `tests/filter/optimiser.rs` checks the bound). Filters sparser
-/// than any plan exceed it: a k = 1 filter sent at b bits per key has
-/// m/n ≈ 2^(b − 1.44) and expands about 2^(b − 1.44)/b times (19,000 at
-/// b = 20). A receiver that expects them raises the limit explicitly.
+/// default constraints decodes within it once keys are in the filter. The
+/// largest expansion the planner produces, scanned over n = 1 to 10^7 keys
+/// and budgets of 0.5 to 64 transmitted bits per key, is 3,884 (n = 100 at
+/// 21.75 bits per key: m = 2^23, k = 1; `tests/filter/optimiser.rs` checks
+/// the bound). Filters sparser than any plan exceed it (a k = 1 filter
+/// sent at b bits per key has m/n ≈ 2^(b − 1.44) and expands about
+/// 2^(b − 1.44)/b times: 19,000 at b = 20), and so does a planned filter
+/// that holds few keys yet; the default limits take both up to
+/// [`DEFAULT_EXPANSION_FLOOR`] of output.
 pub const DEFAULT_MAX_EXPANSION: u64 = 4096;
+
+/// The default [`DecodeLimits::expansion_floor`]: 512 MiB, the default
+/// memory limit (⌈max_m/8⌉ for max_m = 2^32). Every full frame the crate's
+/// writers make under default settings is within it; the largest measured
+/// in `tests/cli/follow.rs`, an empty counting filter planned for 10^7
+/// keys at f = 0.001, decodes to 389 MB (counters and map).
+pub const DEFAULT_EXPANSION_FLOOR: u64 = 1 << 29;
 
 impl Default for DecodeLimits {
     fn default() -> Self {
@@ -104,6 +146,7 @@ impl Default for DecodeLimits {
             max_k: MAX_K,
             max_frame_len: 1 << 30,
             max_expansion: Some(DEFAULT_MAX_EXPANSION),
+            expansion_floor: DEFAULT_EXPANSION_FLOOR,
             kinds: KindSet::ALL,
         }
     }
@@ -118,6 +161,7 @@ impl DecodeLimits {
             max_k: MAX_K,
             max_frame_len: u64::MAX,
             max_expansion: None,
+            expansion_floor: u64::MAX,
             kinds: KindSet::ALL,
         }
     }

@@ -108,6 +108,9 @@ impl LimitArgs {
                         .max(DEFAULT_DECODED_FLOOR.div_ceil(frame_len.max(1))),
                 ),
             },
+            // The CLI's floor is in the ratio above (and --max-expansion
+            // holds every frame to the ratio given).
+            expansion_floor: 0,
             ..defaults
         }
     }
