@@ -460,10 +460,7 @@ pub(crate) fn decode_sparse_payload(
     }
     // The list's bytes are known once its count is read: held there to the
     // memory limit and, as a full frame's output, to the expansion limit.
-    let allowed = match limits.max_expansion {
-        Some(ratio) => h.frame_len().saturating_mul(ratio).max(limits.expansion_floor),
-        None => u64::MAX,
-    };
+    let allowed = limits.allowed_output(h.frame_len());
     let set = sparse::decode_payload_within(payload, h.params.m, sparse_memory_limit(limits).min(allowed))
         .map_err(|source| sparse_error(h.header_len, source, limits, Some(h.frame_len())))?;
     Ok(SparseFilter::from_parts(h.params, h.n, set))

@@ -681,18 +681,16 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
 }
 
 /// The receiver's expansion limit: `output` bytes from a frame of
-/// `frame_len` bytes are refused when output > max_expansion · frame_len
-/// (compared exactly in integers; a product past 2^64 passes) and output >
-/// `expansion_floor`.
+/// `frame_len` bytes are refused when output is above
+/// [`DecodeLimits::allowed_output`] (max_expansion · frame_len, or the
+/// floor within 2^19 bytes per frame byte; compared exactly in integers).
 pub(crate) fn check_expansion(
     limits: &DecodeLimits,
     output: u64,
     frame_len: u64,
 ) -> Result<(), DecodeError> {
     match limits.max_expansion {
-        Some(ratio)
-            if output > limits.expansion_floor && output > frame_len.saturating_mul(ratio) =>
-        {
+        Some(ratio) if output > limits.allowed_output(frame_len) => {
             Err(DecodeError::LimitExceeded {
                 what: "expansion (output bytes per frame byte)",
                 requested: output.div_ceil(frame_len.max(1)),

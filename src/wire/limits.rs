@@ -16,9 +16,9 @@ pub const MAX_M: u64 = 1 << 56;
 /// `sync::Publisher`, every kind, empty or full): a decoded
 /// filter of 512 MiB at most (`max_m` = 2^32 bits, and ⌈max_m/8⌉ bytes of
 /// memory for every kind), frames up to 1 GiB, any k the format allows,
-/// and a full frame may decode to at most [`DEFAULT_MAX_EXPANSION`] times
-/// its own length once its output passes [`DEFAULT_EXPANSION_FLOOR`]
-/// (512 MiB, so under the default `max_m` the memory limit is the bound).
+/// and a full frame may decode to [`DEFAULT_MAX_EXPANSION`] times its own
+/// length, or up to [`DEFAULT_EXPANSION_FLOOR`] (512 MiB, the memory limit)
+/// at up to [`FLOOR_MAX_EXPANSION`] (2^19) times its length.
 /// What each kind holds, checked against ⌈max_m/8⌉ bytes before anything
 /// is allocated (docs/FORMAT.md section 2.3, step 3):
 ///
@@ -39,9 +39,10 @@ pub const MAX_M: u64 = 1 << 56;
 /// sends a first frame of 1,746 bytes that decodes to 78 MB (expansion
 /// 44,560), and a counting one 389 MB (expansion 221,780). A ratio alone
 /// would refuse what the publisher legitimately declared, so by default
-/// the ratio applies only to output above the floor, and what a frame may
-/// cost is bounded by the memory limit instead: a hostile tiny frame makes
-/// a receiver allocate at most ⌈max_m/8⌉ bytes, and its CPU is the
+/// output up to the floor is bounded by the format's own reach instead
+/// (2^19 bytes per frame byte, which every coded array stays within) and
+/// by the memory limit: a hostile small frame makes a receiver allocate at
+/// most ⌈max_m/8⌉ bytes and 2^19 per frame byte, and its CPU is the
 /// frame's decode plus filling and hashing that output (measured in
 /// docs/HARDENING.md, "Cost per frame byte"). The work a payload may ask
 /// for per frame byte stays bounded by `max_expansion`, floor or not: a
@@ -82,11 +83,12 @@ pub struct DecodeLimits {
     /// a counting frame may ask for: `max_expansion / 32` value decisions
     /// per frame byte, whatever the floor.
     pub max_expansion: Option<u64>,
-    /// Output, in bytes, that any full frame may decode to whatever its
-    /// length (within the memory limit): the expansion limit applies only
-    /// above it. [`DEFAULT_EXPANSION_FLOOR`] by default, so that the
-    /// empty filter a publisher declares is taken; 0 holds every frame to
-    /// the ratio alone.
+    /// Output, in bytes, that a full frame may decode to beyond
+    /// `max_expansion` times its length, as long as it is at most
+    /// [`FLOOR_MAX_EXPANSION`] (2^19) bytes per frame byte: the expansion
+    /// limit applies in full only above it ([`DecodeLimits::allowed_output`]).
+    /// [`DEFAULT_EXPANSION_FLOOR`] by default, so that the empty filter a
+    /// publisher declares is taken; 0 holds every frame to the ratio alone.
     pub expansion_floor: u64,
     /// The filter kinds this receiver accepts (by wire id; all by default).
     /// A frame of another kind is refused at its kind byte, before anything
@@ -139,6 +141,16 @@ pub const DEFAULT_MAX_EXPANSION: u64 = 4096;
 /// keys at f = 0.001, decodes to 389 MB (counters and map).
 pub const DEFAULT_EXPANSION_FLOOR: u64 = 1 << 29;
 
+/// Output bytes per frame byte the expansion floor reaches at most: 2^19.
+/// It covers every coded array the format allows (a type-1 array costs at
+/// least 16 bytes of coder state per 2^23-bit block, so at most 2^16 bytes
+/// of bit array per payload byte, and a counting frame's counters and map
+/// five times that), while a frame whose coding lets a few bytes declare
+/// any size (a static-coded block of up to 2^40 zeros in 2 bytes) still
+/// pays a byte of frame per 512 KiB of output: a 23-byte frame cannot make
+/// the receiver allocate 512 MiB.
+pub const FLOOR_MAX_EXPANSION: u64 = 1 << 19;
+
 impl Default for DecodeLimits {
     fn default() -> Self {
         DecodeLimits {
@@ -153,6 +165,21 @@ impl Default for DecodeLimits {
 }
 
 impl DecodeLimits {
+    /// The most output, in bytes, a full frame of `frame_len` bytes may
+    /// decode to under the expansion limit: `max_expansion` · frame_len,
+    /// or if more, the floor as far as [`FLOOR_MAX_EXPANSION`] bytes per
+    /// frame byte reach; no bound without an expansion limit (products are
+    /// exact, saturating past 2^64).
+    pub fn allowed_output(&self, frame_len: u64) -> u64 {
+        match self.max_expansion {
+            None => u64::MAX,
+            Some(ratio) => frame_len.saturating_mul(ratio).max(
+                self.expansion_floor
+                    .min(frame_len.saturating_mul(FLOOR_MAX_EXPANSION)),
+            ),
+        }
+    }
+
     /// No limits beyond what the format itself allows (for trusted input,
     /// such as files this process wrote).
     pub fn unlimited() -> Self {

@@ -84,7 +84,8 @@ fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
 /// ones code to a few bytes each (at m = 2^32 such a frame is 11,795 bytes
 /// for 537 MB). The default limits bound what it costs by memory: its
 /// 32 MiB are within the expansion floor (512 MiB, the default memory
-/// limit), as an empty filter a publisher declares is; a receiver that
+/// limit, at up to 2^19 bytes per frame byte), as an empty filter a
+/// publisher declares is; a receiver that
 /// holds every frame to the ratio alone (`expansion_floor: 0`) refuses it
 /// before anything is allocated, and with a larger `max_m` the ratio
 /// applies again above the floor.
@@ -136,6 +137,24 @@ fn the_expansion_ratio_applies_above_the_floor() {
         decode_with_limits(&frame, &floor(m / 8 - 1)),
         Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
     ));
+    // The floor reaches 2^19 output bytes per frame byte, no further: an
+    // empty 2^27-bit filter static-coded in one block is a frame of a few
+    // bytes, which may not make the receiver allocate its 16 MiB, while
+    // the same filter coded (type 1, 16 bytes of coder state per block at
+    // least) is taken.
+    let empty = BloomFilter::new(FilterParams::new(1 << 27, 1, 0)).unwrap();
+    let tiny = compressed_bloom::Kind::encode_frame(&empty, Coding::Static, None);
+    let tiny_len = tiny.len() as u64;
+    assert!((1u64 << 24) > tiny_len << 19, "{tiny_len} bytes");
+    assert_eq!(
+        decode(&tiny),
+        Err(DecodeError::LimitExceeded {
+            what: "expansion (output bytes per frame byte)",
+            requested: (1u64 << 24).div_ceil(tiny_len),
+            limit: 4096,
+        })
+    );
+    assert_eq!(decode(&encode(&empty)).unwrap(), empty);
     // Past the default floor (a receiver that raised max_m to 2^33): a
     // header declaring a 1 GiB filter in a 40-byte payload is held to the
     // ratio again, before its payload is read.
