@@ -939,7 +939,7 @@ pub(crate) fn apply_scalable_checked(
     // header's m less the base's bits (`scalable::apply_delta_payload`):
     // held to the expansion limit as a full frame's output is.
     let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
-    format::header::check_expansion(limits, added, h.frame_len())?;
+    format::header::check_expansion(limits, added, added, h.frame_len())?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let declared = crate::format::any::scalable_declared(h);

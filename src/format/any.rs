@@ -460,8 +460,19 @@ pub(crate) fn decode_sparse_payload(
     }
     // The list's bytes are known once its count is read: held there to the
     // memory limit and, as a full frame's output, to the expansion limit.
-    let allowed = limits.allowed_output(h.frame_len());
-    let set = sparse::decode_payload_within(payload, h.params.m, sparse_memory_limit(limits).min(allowed))
+    // The list has no m-bit array: it is its own array for the floor, so
+    // the most the expansion limit admits is what `admits_output` takes
+    // with array = output.
+    let frame_len = h.frame_len();
+    let admitted = match limits.max_expansion {
+        None => u64::MAX,
+        Some(ratio) => frame_len.saturating_mul(ratio).max(
+            limits
+                .expansion_floor
+                .min(frame_len.saturating_mul(super::FLOOR_MAX_EXPANSION)),
+        ),
+    };
+    let set = sparse::decode_payload_within(payload, h.params.m, sparse_memory_limit(limits).min(admitted))
         .map_err(|source| sparse_error(h.header_len, source, limits, Some(h.frame_len())))?;
     Ok(SparseFilter::from_parts(h.params, h.n, set))
 }

@@ -675,22 +675,29 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     // A delta writes into memory the size of the base the receiver already
     // holds, so only full frames are held to the expansion limit.
     if !filter_type.is_delta() {
-        check_expansion(limits, kind.decoded_bytes(&params, payload_len), frame_len)?;
+        let output = kind.decoded_bytes(&params, payload_len);
+        let array = if kind == FilterKind::Counting {
+            params.byte_len()
+        } else {
+            output
+        };
+        check_expansion(limits, output, array, frame_len)?;
     }
     Ok(header)
 }
 
-/// The receiver's expansion limit: `output` bytes from a frame of
-/// `frame_len` bytes are refused when output is above
-/// [`DecodeLimits::allowed_output`] (max_expansion · frame_len, or the
-/// floor within 2^19 bytes per frame byte; compared exactly in integers).
+/// The receiver's expansion limit: `output` bytes (of which an m-bit
+/// array of `array` bytes) from a frame of `frame_len` bytes are refused
+/// unless [`DecodeLimits::admits_output`] (max_expansion · frame_len, or
+/// the floor while the array is within 2^16 bytes per frame byte).
 pub(crate) fn check_expansion(
     limits: &DecodeLimits,
     output: u64,
+    array: u64,
     frame_len: u64,
 ) -> Result<(), DecodeError> {
     match limits.max_expansion {
-        Some(ratio) if output > limits.allowed_output(frame_len) => {
+        Some(ratio) if !limits.admits_output(output, array, frame_len) => {
             Err(DecodeError::LimitExceeded {
                 what: "expansion (output bytes per frame byte)",
                 requested: output.div_ceil(frame_len.max(1)),

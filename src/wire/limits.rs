@@ -18,7 +18,8 @@ pub const MAX_M: u64 = 1 << 56;
 /// memory for every kind), frames up to 1 GiB, any k the format allows,
 /// and a full frame may decode to [`DEFAULT_MAX_EXPANSION`] times its own
 /// length, or up to [`DEFAULT_EXPANSION_FLOOR`] (512 MiB, the memory limit)
-/// at up to [`FLOOR_MAX_EXPANSION`] (2^19) times its length.
+/// if its m-bit array is at most [`FLOOR_MAX_EXPANSION`] (2^16) times its
+/// length, as every coded (type 1) array is.
 /// What each kind holds, checked against ⌈max_m/8⌉ bytes before anything
 /// is allocated (docs/FORMAT.md section 2.3, step 3):
 ///
@@ -40,9 +41,10 @@ pub const MAX_M: u64 = 1 << 56;
 /// 44,560), and a counting one 389 MB (expansion 221,780). A ratio alone
 /// would refuse what the publisher legitimately declared, so by default
 /// output up to the floor is bounded by the format's own reach instead
-/// (2^19 bytes per frame byte, which every coded array stays within) and
-/// by the memory limit: a hostile small frame makes a receiver allocate at
-/// most ⌈max_m/8⌉ bytes and 2^19 per frame byte, and its CPU is the
+/// (2^16 bytes of array per frame byte, which every coded array stays
+/// within) and by the memory limit: a hostile small frame makes a receiver
+/// allocate at most ⌈max_m/8⌉ bytes and 2^16 bytes of array (5 · 2^16 for
+/// counting) per frame byte, and its CPU is the
 /// frame's decode plus filling and hashing that output (measured in
 /// docs/HARDENING.md, "Cost per frame byte"). The work a payload may ask
 /// for per frame byte stays bounded by `max_expansion`, floor or not: a
@@ -84,9 +86,10 @@ pub struct DecodeLimits {
     /// per frame byte, whatever the floor.
     pub max_expansion: Option<u64>,
     /// Output, in bytes, that a full frame may decode to beyond
-    /// `max_expansion` times its length, as long as it is at most
-    /// [`FLOOR_MAX_EXPANSION`] (2^19) bytes per frame byte: the expansion
-    /// limit applies in full only above it ([`DecodeLimits::allowed_output`]).
+    /// `max_expansion` times its length, as long as its m-bit array is at
+    /// most [`FLOOR_MAX_EXPANSION`] (2^16) bytes per frame byte, as a coded
+    /// array always is: the expansion limit applies in full only above it
+    /// ([`DecodeLimits::admits_output`]).
     /// [`DEFAULT_EXPANSION_FLOOR`] by default, so that the empty filter a
     /// publisher declares is taken; 0 holds every frame to the ratio alone.
     pub expansion_floor: u64,
@@ -141,15 +144,19 @@ pub const DEFAULT_MAX_EXPANSION: u64 = 4096;
 /// keys at f = 0.001, decodes to 389 MB (counters and map).
 pub const DEFAULT_EXPANSION_FLOOR: u64 = 1 << 29;
 
-/// Output bytes per frame byte the expansion floor reaches at most: 2^19.
-/// It covers every coded array the format allows (a type-1 array costs at
-/// least 16 bytes of coder state per 2^23-bit block, so at most 2^16 bytes
-/// of bit array per payload byte, and a counting frame's counters and map
-/// five times that), while a frame whose coding lets a few bytes declare
-/// any size (a static-coded block of up to 2^40 zeros in 2 bytes) still
-/// pays a byte of frame per 512 KiB of output: a 23-byte frame cannot make
-/// the receiver allocate 512 MiB.
-pub const FLOOR_MAX_EXPANSION: u64 = 1 << 19;
+/// Bytes of a filter's m-bit array per frame byte that the expansion floor
+/// reaches at most: 2^16, what a coded (type 1) array can reach and no
+/// more. Each of its 2^23-bit blocks holds at least 16 bytes of coder
+/// state (4 for a block under 2^20 bits, 2^17 bits at most) and every
+/// block but the last a length varint, and the frame adds its header and
+/// CRC, so a type-1 array is always under 2^16 bytes per frame byte; the
+/// counting kind's counters and map are 5/8 byte per position, 5 · 2^16
+/// bytes per frame byte at most. A frame whose coding lets a few bytes
+/// declare much more (static-coded constant blocks: 2 bytes for up to 2^40
+/// bits) is held to the ratio: 512 blocks of 2^23 bits alternately all
+/// zeros and all ones static-code to 2,325 bytes for 512 MiB (230,912
+/// bytes per frame byte), which the default limits refuse.
+pub const FLOOR_MAX_EXPANSION: u64 = 1 << 16;
 
 impl Default for DecodeLimits {
     fn default() -> Self {
@@ -165,18 +172,21 @@ impl Default for DecodeLimits {
 }
 
 impl DecodeLimits {
-    /// The most output, in bytes, a full frame of `frame_len` bytes may
-    /// decode to under the expansion limit: `max_expansion` · frame_len,
-    /// or if more, the floor as far as [`FLOOR_MAX_EXPANSION`] bytes per
-    /// frame byte reach; no bound without an expansion limit (products are
-    /// exact, saturating past 2^64).
-    pub fn allowed_output(&self, frame_len: u64) -> u64 {
+    /// Whether the expansion limit admits `output` bytes (what the kind
+    /// holds) decoded from a full frame of `frame_len` bytes whose m-bit
+    /// array (its one bit per position: ⌈m/8⌉ bytes; for kinds without
+    /// one, the output) is `array` bytes: output ≤ `max_expansion` ·
+    /// frame_len, or output ≤ `expansion_floor` with array ≤
+    /// [`FLOOR_MAX_EXPANSION`] · frame_len. Always without an expansion
+    /// limit. Compared exactly in integers (products saturate past 2^64).
+    pub fn admits_output(&self, output: u64, array: u64, frame_len: u64) -> bool {
         match self.max_expansion {
-            None => u64::MAX,
-            Some(ratio) => frame_len.saturating_mul(ratio).max(
-                self.expansion_floor
-                    .min(frame_len.saturating_mul(FLOOR_MAX_EXPANSION)),
-            ),
+            None => true,
+            Some(ratio) => {
+                output <= frame_len.saturating_mul(ratio)
+                    || (output <= self.expansion_floor
+                        && array <= frame_len.saturating_mul(FLOOR_MAX_EXPANSION))
+            }
         }
     }
 

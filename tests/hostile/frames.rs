@@ -81,13 +81,14 @@ fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
 }
 
 /// The expansion attack at 1/16 scale: many blocks of all zeros or all
-/// ones code to a few bytes each (at m = 2^32 such a frame is 11,795 bytes
-/// for 537 MB). The default limits bound what it costs by memory: its
-/// 32 MiB are within the expansion floor (512 MiB, the default memory
-/// limit, at up to 2^19 bytes per frame byte), as an empty filter a
-/// publisher declares is; a receiver that
-/// holds every frame to the ratio alone (`expansion_floor: 0`) refuses it
-/// before anything is allocated, and with a larger `max_m` the ratio
+/// ones static-code to a few bytes each (at m = 2^32 such a frame is 2,325
+/// bytes for 512 MiB). Under the default limits it is refused before
+/// anything is allocated: its array is past 2^16 bytes per frame byte,
+/// the most a coded (type 1) array reaches, so the expansion floor does
+/// not cover it. An empty filter of the same size, as a publisher sends
+/// it (type 1), is within the floor (512 MiB, the default memory limit)
+/// and taken; a receiver that holds every frame to the ratio alone
+/// (`expansion_floor: 0`) refuses it, and with a larger `max_m` the ratio
 /// applies again above the floor.
 #[test]
 fn the_expansion_ratio_applies_above_the_floor() {
@@ -111,9 +112,21 @@ fn the_expansion_ratio_applies_above_the_floor() {
     .unwrap();
     let frame = encode(&f);
     let len = frame.len() as u64;
-    let expansion = (m / 8) / len;
-    assert!(expansion > 4096 * 8, "{len} bytes, expansion {expansion}");
-    assert_eq!(decode(&frame).unwrap(), f);
+    assert!((m / 8) > len << 16, "{len} bytes");
+    assert_eq!(
+        decode(&frame),
+        Err(DecodeError::LimitExceeded {
+            what: "expansion (output bytes per frame byte)",
+            requested: (m / 8).div_ceil(len),
+            limit: 4096,
+        })
+    );
+    // The empty filter, coded: taken under the default limits.
+    let empty = BloomFilter::new(FilterParams::new(m, 1, 0)).unwrap();
+    let frame = encode(&empty);
+    let len = frame.len() as u64;
+    assert!((m / 8) > len * 4096 && (m / 8) <= len << 16, "{len} bytes");
+    assert_eq!(decode(&frame).unwrap(), empty);
     let ratio_only = DecodeLimits {
         expansion_floor: 0,
         ..DecodeLimits::default()
@@ -132,29 +145,24 @@ fn the_expansion_ratio_applies_above_the_floor() {
         expansion_floor: b,
         ..DecodeLimits::default()
     };
-    assert_eq!(decode_with_limits(&frame, &floor(m / 8)).unwrap(), f);
+    assert_eq!(decode_with_limits(&frame, &floor(m / 8)).unwrap(), empty);
     assert!(matches!(
         decode_with_limits(&frame, &floor(m / 8 - 1)),
         Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
     ));
-    // The floor reaches 2^19 output bytes per frame byte, no further: an
-    // empty 2^27-bit filter static-coded in one block is a frame of a few
-    // bytes, which may not make the receiver allocate its 16 MiB, while
-    // the same filter coded (type 1, 16 bytes of coder state per block at
-    // least) is taken.
-    let empty = BloomFilter::new(FilterParams::new(1 << 27, 1, 0)).unwrap();
+    // The same empty filter static-coded in one block is a frame of a few
+    // bytes: held to the ratio.
     let tiny = compressed_bloom::Kind::encode_frame(&empty, Coding::Static, None);
     let tiny_len = tiny.len() as u64;
-    assert!((1u64 << 24) > tiny_len << 19, "{tiny_len} bytes");
+    assert!((m / 8) > tiny_len << 16, "{tiny_len} bytes");
     assert_eq!(
         decode(&tiny),
         Err(DecodeError::LimitExceeded {
             what: "expansion (output bytes per frame byte)",
-            requested: (1u64 << 24).div_ceil(tiny_len),
+            requested: (m / 8).div_ceil(tiny_len),
             limit: 4096,
         })
     );
-    assert_eq!(decode(&encode(&empty)).unwrap(), empty);
     // Past the default floor (a receiver that raised max_m to 2^33): a
     // header declaring a 1 GiB filter in a 40-byte payload is held to the
     // ratio again, before its payload is read.
