@@ -891,7 +891,9 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
 /// Unlike other deltas, this one can grow the filter (new layers, up to
 /// the header's m), so the receiver's expansion limit applies to what it
 /// may add: ⌈(m − the base's bits) / 8⌉ bytes against `max_expansion` ×
-/// the frame's length, checked before anything is decoded.
+/// the frame's length, or the floor ([`DecodeLimits::admits_output`]: new
+/// layers of zeros a publisher opened are taken as its empty frames are),
+/// checked before anything is decoded.
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
