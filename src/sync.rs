@@ -380,6 +380,21 @@ impl<F: Kind> Subscriber<F> {
     /// with `limits` and follows the stream of the first identified full
     /// frame it takes.
     ///
+    /// Under [`DecodeLimits::default`] a subscriber takes every frame a
+    /// [`Publisher`] sends with its defaults, of every kind, including the
+    /// first frame of an empty publisher: a large filter that holds few
+    /// keys yet (an empty cache, a filter planned for more keys than it
+    /// has) codes to a frame tens of thousands of times smaller than the
+    /// filter (1,746 bytes for 78 MB at 10^7 keys planned, f = 0.001).
+    /// Such a frame costs what the publisher declared, so the limits bound
+    /// it by memory, not by its length: at most ⌈max_m/8⌉ bytes (512 MiB
+    /// by default) for any full frame, and the expansion ratio only above
+    /// [`DecodeLimits::expansion_floor`]. A subscriber that knows the
+    /// filters it follows states it: `max_m` (and `kinds`) at the size it
+    /// expects refuses anything larger before allocating, whatever the
+    /// frame's length; `expansion_floor: 0` holds every full frame to
+    /// `max_expansion` times its length (docs/HARDENING.md, "Expansion").
+    ///
     /// ```
     /// use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
     /// use compressed_bloom::{AnyFilter, DecodeLimits, Subscriber};

@@ -126,8 +126,9 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
 
     // Every kind at its limits, through decode_any: partitioned frames are
     // bit arrays (the same allowance); sparse frames are not bounded by
-    // max_m but hold at most 64 bytes per payload byte (docs/FORMAT.md
-    // section 8.4), whatever m they declare.
+    // max_m as an m, but their list (under 64 bytes per payload byte,
+    // whatever m they declare) is held to ⌈max_m/8⌉ bytes at its count
+    // (docs/FORMAT.md section 8.4, step 3).
     use compressed_bloom::format::{decode_any, encode_partitioned, encode_sparse};
     use compressed_bloom::kinds::{partitioned::PartitionedBloomFilter, sparse::SparseFilter};
     let mut kind_frames: Vec<Vec<u8>> = Vec::new();
@@ -136,8 +137,7 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         part.insert(&i.to_le_bytes());
     }
     kind_frames.push(encode_partitioned(&part));
-    // A sparse frame is held to ⌈max_m/8⌉ bytes at 64 per payload byte
-    // (docs/FORMAT.md section 2.3, step 3): 32 KiB of payload here.
+    // A sparse frame of 5,000 positions in 2^50 bits.
     let sparse = SparseFilter::from_keys(
         FilterParams::new(1 << 50, 1, 1),
         (0..5_000u32).map(|i| i.to_le_bytes()),
@@ -181,18 +181,24 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
         kind_worst = kind_worst.max(peak as f64 / frame.len() as f64);
     }
     println!("kinds: largest peak per frame byte {kind_worst:.1}");
-    // Past the memory limit: refused before the payload is read.
+    // Past the memory limit: the densest list of 60,000 payload bytes
+    // (480,000 positions in 2^56 bits, 2.2 MB) is refused at its count,
+    // before it is allocated.
     let mut too_many = Vec::new();
-    varint::put(&mut too_many, 8 * 40_000);
+    varint::put(&mut too_many, 8 * 60_000);
     too_many.push(0);
-    too_many.extend(std::iter::repeat_n(0u8, 40_000));
+    too_many.extend(std::iter::repeat_n(0u8, 60_000));
     let frame = v3(1 << 56, &too_many);
+    let list = compressed_bloom::kinds::sparse::EliasFano::bytes_for(8 * 60_000, 1 << 56);
     let mut res = None;
     let peak = peak_of(|| res = Some(decode_any(&frame, &limits)));
-    assert!(
-        matches!(res.unwrap(), Err(DecodeError::LimitExceeded { requested, .. }) if requested == 64 * (too_many.len() as u64)),
-        "a sparse payload of 64 · {} bytes",
-        too_many.len()
+    assert_eq!(
+        res.unwrap(),
+        Err(DecodeError::LimitExceeded {
+            what: "decoded memory (bytes; max_m / 8)",
+            requested: list,
+            limit: max_m / 8,
+        })
     );
     assert!(peak < 64 * 1024, "{peak}");
 

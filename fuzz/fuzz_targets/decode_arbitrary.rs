@@ -25,14 +25,15 @@ fuzz_target!(|data: &[u8]| {
         max_frame_len: 1 << 20,
         max_expansion: None,
         max_decisions_per_byte: None,
+        expansion_floor: u64::MAX,
         kinds: KindSet::ALL,
     };
     let mut decoded = None;
     let peak = counting_alloc::peak_of(|| decoded = Some(decode_any(data, &limits)));
     // Bit-array kinds hold at most max_m bits; the counting kind max_m
     // 4-bit counters and, while decoding, the max_m-bit map (section 8.1);
-    // the sparse kind, which max_m does not bound, at most 64 bytes per
-    // payload byte (docs/FORMAT.md section 8.4).
+    // the sparse kind's list, held to ⌈max_m/8⌉ bytes at its count
+    // (docs/FORMAT.md section 8.4), under the same allowance.
     let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * data.len() + CONSTANT;
     assert!(
         peak <= allowed,

@@ -82,6 +82,7 @@ fuzz_target!(|data: &[u8]| {
         max_frame_len: 1 << 20,
         max_expansion: None,
         max_decisions_per_byte: None,
+        expansion_floor: u64::MAX,
         kinds: KindSet::ALL,
     };
     let allowed = (limits.max_m / 2 + limits.max_m / 8) as usize + 64 * f.len() + CONSTANT;

@@ -502,7 +502,7 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
         });
     }
     if d.frame.kind == FilterKind::Sparse {
-        let changes = sparse_changes(data, &d)?;
+        let changes = sparse_changes(data, &d, limits)?;
         return Ok(DeltaSummary {
             header: d,
             parts: vec![DeltaPart {
@@ -784,11 +784,17 @@ pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }
 
-/// The changed positions of a sparse delta, decoded.
-fn sparse_changes(data: &[u8], d: &DeltaHeader) -> Result<sparse::EliasFano, DecodeError> {
+/// The changed positions of a sparse delta, decoded; their list is held
+/// to the receiver's memory limit at its count, before it is allocated.
+fn sparse_changes(
+    data: &[u8],
+    d: &DeltaHeader,
+    limits: &DecodeLimits,
+) -> Result<sparse::EliasFano, DecodeError> {
     let (at, len) = plain_span(&d.frame);
-    sparse::decode_payload(frame_slice(data, at, len)?, d.frame.params.m)
-        .map_err(|source| DecodeError::Sparse { offset: at, source })
+    let max_bytes = format::any::sparse_memory_limit(limits);
+    sparse::decode_payload_within(frame_slice(data, at, len)?, d.frame.params.m, max_bytes)
+        .map_err(|source| format::any::sparse_error(at, source, limits, None))
 }
 
 /// Applies a sparse filter's delta (type 2, kind 4) to `base`: checks the
@@ -808,22 +814,34 @@ pub fn apply_sparse(
     expect_kind(&d, FilterKind::Sparse)?;
     same_params(&d.frame.params, base.params())?;
     let held = sparse::digest(base);
-    apply_sparse_checked(base, held, data, &d).map(|_| ())
+    apply_sparse_checked(base, held, data, &d, limits).map(|_| ())
 }
 
 /// [`apply_sparse`] for a receiver that holds `base`'s digest: a delta
 /// for another base is refused before `base` is read. Returns the
-/// result's digest.
+/// result's digest. The changes' list and the result's are each held to
+/// the memory limit (⌈max_m/8⌉ bytes) before they are allocated.
 pub(crate) fn apply_sparse_checked(
     base: &mut SparseFilter,
     held: u64,
     data: &[u8],
     d: &DeltaHeader,
+    limits: &DecodeLimits,
 ) -> Result<u64, DecodeError> {
     expect_kind(d, FilterKind::Sparse)?;
     same_params(&d.frame.params, base.params())?;
     check_base(d, held)?;
-    let changes = sparse_changes(data, d)?;
+    let changes = sparse_changes(data, d, limits)?;
+    let count = sparse::symmetric_difference(base.positions(), changes.iter()).count() as u64;
+    let bytes = sparse::EliasFano::bytes_for(count, base.params().m);
+    let memory_limit = format::any::sparse_memory_limit(limits);
+    if bytes > memory_limit {
+        return Err(DecodeError::LimitExceeded {
+            what: "decoded memory (bytes; max_m / 8)",
+            requested: bytes,
+            limit: memory_limit,
+        });
+    }
     let result = sparse::apply_changes(base, &changes, d.frame.n)?;
     let got = sparse::digest(&result);
     if got != d.result_digest {
@@ -873,7 +891,9 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
 /// Unlike other deltas, this one can grow the filter (new layers, up to
 /// the header's m), so the receiver's expansion limit applies to what it
 /// may add: ⌈(m − the base's bits) / 8⌉ bytes against `max_expansion` ×
-/// the frame's length, checked before anything is decoded.
+/// the frame's length, or the floor ([`DecodeLimits::admits_output`]: new
+/// layers of zeros a publisher opened are taken as its empty frames are),
+/// checked before anything is decoded.
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
@@ -921,7 +941,7 @@ pub(crate) fn apply_scalable_checked(
     // header's m less the base's bits (`scalable::apply_delta_payload`):
     // held to the expansion limit as a full frame's output is.
     let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
-    format::header::check_expansion(limits, added, h.frame_len())?;
+    format::header::check_expansion(limits, added, added, h.frame_len())?;
     let at = h.header_len;
     let payload = frame_slice(data, at, h.payload_len as usize)?;
     let declared = crate::format::any::scalable_declared(h);

@@ -146,7 +146,7 @@ pub(crate) fn decode_any_payload(
         }
         FilterKind::Scalable => decode_scalable_payload(h, payload).map(AnyFilter::Scalable),
         FilterKind::Partitioned => decode_partitioned_payload(h, payload).map(AnyFilter::Partitioned),
-        FilterKind::Sparse => decode_sparse_payload(h, payload).map(AnyFilter::Sparse),
+        FilterKind::Sparse => decode_sparse_payload(h, payload, limits).map(AnyFilter::Sparse),
         FilterKind::Ribbon => decode_ribbon_payload(h, payload).map(AnyFilter::Ribbon),
     }
 }
@@ -432,17 +432,24 @@ pub fn encode_sparse(f: &SparseFilter) -> Vec<u8> {
 
 /// Decodes exactly one sparse-filter frame occupying all of `data`,
 /// straight into the positions form: memory proportional to the positions,
-/// whatever m is (the receiver's `max_m` does not apply to this kind; the
-/// frame-length and expansion limits do).
+/// whatever m is (the receiver's `max_m` does not apply to this kind as a
+/// bound on m; the list the payload's count declares is held to its memory
+/// limit, ⌈max_m/8⌉ bytes, and to the expansion limit, before it is
+/// allocated).
 ///
 /// # Errors
-/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind.
+/// Any [`DecodeError`]; [`DecodeError::WrongKind`] for another kind;
+/// [`DecodeError::LimitExceeded`] for a list over the limits.
 pub fn decode_sparse(data: &[u8], limits: &DecodeLimits) -> Result<SparseFilter, DecodeError> {
     let (h, payload) = checked_of_kind(data, limits, FilterKind::Sparse)?;
-    decode_sparse_payload(&h, payload)
+    decode_sparse_payload(&h, payload, limits)
 }
 
-pub(crate) fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<SparseFilter, DecodeError> {
+pub(crate) fn decode_sparse_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+    limits: &DecodeLimits,
+) -> Result<SparseFilter, DecodeError> {
     // Kind 4 allows types 1 (a filter) and 2 (a delta, whose payload
     // starts with the digests): only the first is a position list.
     if h.filter_type != FilterType::Coded {
@@ -451,11 +458,57 @@ pub(crate) fn decode_sparse_payload(h: &FrameHeader, payload: &[u8]) -> Result<S
             expected: "a full (coded)",
         });
     }
-    let set = sparse::decode_payload(payload, h.params.m).map_err(|source| {
-        DecodeError::Sparse {
-            offset: h.header_len,
-            source,
-        }
-    })?;
+    // The list's bytes are known once its count is read: held there to the
+    // memory limit and, as a full frame's output, to the expansion limit.
+    // The list has no m-bit array: it is its own array for the floor, so
+    // the most the expansion limit admits is what `admits_output` takes
+    // with array = output.
+    let frame_len = h.frame_len();
+    let admitted = match limits.max_expansion {
+        None => u64::MAX,
+        Some(ratio) => frame_len.saturating_mul(ratio).max(
+            limits
+                .expansion_floor
+                .min(frame_len.saturating_mul(super::FLOOR_MAX_EXPANSION)),
+        ),
+    };
+    let set = sparse::decode_payload_within(payload, h.params.m, sparse_memory_limit(limits).min(admitted))
+        .map_err(|source| sparse_error(h.header_len, source, limits, Some(h.frame_len())))?;
     Ok(SparseFilter::from_parts(h.params, h.n, set))
+}
+
+/// The most bytes a sparse list may hold under `limits`: ⌈max_m/8⌉, the
+/// memory limit of every kind.
+pub(crate) fn sparse_memory_limit(limits: &DecodeLimits) -> u64 {
+    limits.max_m.div_ceil(8)
+}
+
+/// A sparse payload's error at frame offset `offset` as a [`DecodeError`]:
+/// a list over the receiver's limits is [`DecodeError::LimitExceeded`]
+/// (memory, or for a full frame of `frame_len` bytes the expansion
+/// limit), anything else [`DecodeError::Sparse`].
+pub(crate) fn sparse_error(
+    offset: usize,
+    source: sparse::SparseError,
+    limits: &DecodeLimits,
+    frame_len: Option<u64>,
+) -> DecodeError {
+    match source {
+        sparse::SparseError::ListTooLarge { bytes, .. } if bytes > sparse_memory_limit(limits) => {
+            DecodeError::LimitExceeded {
+                what: "decoded memory (bytes; max_m / 8)",
+                requested: bytes,
+                limit: sparse_memory_limit(limits),
+            }
+        }
+        sparse::SparseError::ListTooLarge { bytes, .. } => {
+            let len = frame_len.unwrap_or(1).max(1);
+            DecodeError::LimitExceeded {
+                what: "expansion (output bytes per frame byte)",
+                requested: bytes.div_ceil(len),
+                limit: limits.max_expansion.unwrap_or(0),
+            }
+        }
+        source => DecodeError::Sparse { offset, source },
+    }
 }

@@ -579,8 +579,9 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     }
     // Memory: what the kind holds once decoded, against the ⌈max_m/8⌉
     // bytes of an array of max_m bits (counters hold 4 bits per position
-    // and, while decoding, the map; a sparse list up to 64 bytes per
-    // payload byte).
+    // and, while decoding, the map). A sparse list's size depends on the
+    // position count its payload declares: it is checked there, before the
+    // list is allocated (`any::decode_sparse_payload`).
     let memory = kind.decoded_bytes(&FilterParams::new(m, 1, 0), payload_len);
     let memory_limit = limits.max_m.div_ceil(8);
     if memory > memory_limit {
@@ -674,21 +675,29 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     // A delta writes into memory the size of the base the receiver already
     // holds, so only full frames are held to the expansion limit.
     if !filter_type.is_delta() {
-        check_expansion(limits, kind.decoded_bytes(&params, payload_len), frame_len)?;
+        let output = kind.decoded_bytes(&params, payload_len);
+        let array = if kind == FilterKind::Counting {
+            params.byte_len()
+        } else {
+            output
+        };
+        check_expansion(limits, output, array, frame_len)?;
     }
     Ok(header)
 }
 
-/// The receiver's expansion limit: `output` bytes from a frame of
-/// `frame_len` bytes are refused when output > max_expansion · frame_len
-/// (compared exactly in integers; a product past 2^64 passes).
+/// The receiver's expansion limit: `output` bytes (of which an m-bit
+/// array of `array` bytes) from a frame of `frame_len` bytes are refused
+/// unless [`DecodeLimits::admits_output`] (max_expansion · frame_len, or
+/// the floor while the array is within 2^16 bytes per frame byte).
 pub(crate) fn check_expansion(
     limits: &DecodeLimits,
     output: u64,
+    array: u64,
     frame_len: u64,
 ) -> Result<(), DecodeError> {
     match limits.max_expansion {
-        Some(ratio) if output > frame_len.saturating_mul(ratio) => {
+        Some(ratio) if !limits.admits_output(output, array, frame_len) => {
             Err(DecodeError::LimitExceeded {
                 what: "expansion (output bytes per frame byte)",
                 requested: output.div_ceil(frame_len.max(1)),
@@ -743,8 +752,8 @@ fn kind_rules(
         // Kinds without a raw form (positions; layers that are each raw or
         // coded inside): types 1 and 2 only, and the payload may be longer
         // than ⌈m/8⌉. A sparse decoder is linear in the payload and holds
-        // at most 64 bytes per payload byte; a scalable one holds the
-        // header's m bits.
+        // the list its count declares (checked at the count); a scalable
+        // one holds the header's m bits.
         FilterKind::Scalable | FilterKind::Sparse => {
             let (types, least_reason) = if kind == FilterKind::Sparse {
                 (
@@ -857,15 +866,19 @@ impl FilterKind {
         }
     }
 
-    /// Bytes a decoded frame of this kind holds in memory, for the memory
-    /// limit (⌈max_m/8⌉ bytes) and, for full frames, the expansion limit.
-    /// Only m and `payload_len` are read from `params`/the header.
+    /// Bytes a decoded frame of this kind holds in memory that its header
+    /// alone determines, for the memory limit (⌈max_m/8⌉ bytes) and, for
+    /// full frames, the expansion limit. Only m and `payload_len` are read
+    /// from `params`/the header.
+    ///
+    /// The sparse kind's list is sized by the position count at the start
+    /// of its payload, not by the header: 0 here, and its exact size
+    /// ([`crate::kinds::sparse::EliasFano::bytes_for`]) is checked against
+    /// the same limits once the count is read, before the list is
+    /// allocated (docs/FORMAT.md section 8.4, step 3).
     pub fn decoded_bytes(self, params: &FilterParams, payload_len: u64) -> u64 {
         match self {
-            // At most 8 positions per payload byte (a gap takes a bit at
-            // least), each at most 2 + 56 bits in the Elias–Fano list, plus
-            // its select samples: under 64 bytes per payload byte.
-            FilterKind::Sparse => payload_len.saturating_mul(64),
+            FilterKind::Sparse => 0,
             // The words are the payload's bytes, but the last block's are
             // sent cut (as little as 1 byte for 16 held); the shard table
             // holds at most 24 bytes per two payload bytes.

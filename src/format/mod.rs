@@ -45,7 +45,9 @@ pub use any::{
 pub use any::{decode_ribbon, encode_ribbon};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
-pub use limits::{DecodeLimits, KindSet, DEFAULT_MAX_EXPANSION};
+pub use limits::{
+    DecodeLimits, KindSet, DEFAULT_EXPANSION_FLOOR, DEFAULT_MAX_EXPANSION, FLOOR_MAX_EXPANSION,
+};
 
 /// Upper bound on the frame length [`encode`] produces for `filter`: the raw
 /// frame, since the encoder never sends a coded payload larger than raw.

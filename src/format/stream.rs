@@ -59,7 +59,9 @@ pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
 /// [`read_frame`] allocates the filter once the payload has brought one
 /// byte per this many bytes of it: the default expansion limit, so a frame
 /// within it has that many bytes, and the reader holds at most ⌈m/8⌉/4096
-/// bytes of payload before the filter (128 KiB for m = 2^32).
+/// bytes of payload before the filter (128 KiB for m = 2^32). A frame the
+/// expansion floor admits may be shorter: the filter is then allocated
+/// once its whole payload has arrived.
 #[doc(hidden)]
 pub const PREFIX_EXPANSION: u64 = crate::wire::limits::DEFAULT_MAX_EXPANSION;
 

@@ -198,10 +198,10 @@ impl Kind for SparseFilter {
     fn decode_frame(
         h: &FrameHeader,
         payload: &[u8],
-        _limits: &DecodeLimits,
+        limits: &DecodeLimits,
     ) -> Result<Self, DecodeError> {
         expect(h, FilterKind::Sparse)?;
-        any::decode_sparse_payload(h, payload)
+        any::decode_sparse_payload(h, payload, limits)
     }
     fn encode_delta(old: &Self, new: &Self, id: Option<UpdateId>) -> Option<Vec<u8>> {
         identified(delta::encode_delta_sparse(old, new).ok(), id)
@@ -211,9 +211,9 @@ impl Kind for SparseFilter {
         held: u64,
         frame: &[u8],
         d: &DeltaHeader,
-        _limits: &DecodeLimits,
+        limits: &DecodeLimits,
     ) -> Result<u64, DecodeError> {
-        delta::apply_sparse_checked(self, held, frame, d)
+        delta::apply_sparse_checked(self, held, frame, d, limits)
     }
 }
 

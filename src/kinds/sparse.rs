@@ -79,6 +79,17 @@ pub enum SparseError {
     /// An empty set has no parameter byte and no gaps.
     #[error("an empty position list has bytes after its count")]
     EmptyWithData,
+    /// The list the count declares would hold more bytes than the caller
+    /// allows ([`decode_payload_within`]); nothing was allocated.
+    #[error("{count} positions take {bytes} bytes in memory, over the {limit} allowed")]
+    ListTooLarge {
+        /// Declared count.
+        count: u64,
+        /// Bytes the list would hold ([`EliasFano::bytes_for`]).
+        bytes: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
 }
 
 /// A static sorted set of distinct integers below `universe`, in the
@@ -138,27 +149,50 @@ fn put_bits(words: &mut [u64], at: u64, v: u64, count: u32) {
     }
 }
 
+/// The shape of an Elias–Fano list of `len` values below `universe`: the
+/// low-bit width l, the upper bits' length, and the words of the low
+/// array, the upper array and the select samples.
+fn shape(len: u64, universe: u64) -> (u32, u64, [u64; 3]) {
+    // l = ⌊log2(universe / len)⌋, so universe >> l < 2·len and the upper
+    // bits take at most 3·len + 1 bits.
+    let l = if len == 0 || universe <= len {
+        0
+    } else {
+        universe.checked_div(len).map_or(0, u64::ilog2)
+    };
+    let high_bits = if len == 0 {
+        0
+    } else {
+        len.saturating_add(universe >> l).saturating_add(1)
+    };
+    let low_words = len.saturating_mul(u64::from(l)).div_ceil(64);
+    // One sample per SAMPLE zeros of the upper bits (high_bits − len).
+    let samples = high_bits.saturating_sub(len).div_ceil(SAMPLE);
+    (l, high_bits, [low_words, high_bits.div_ceil(64), samples])
+}
+
 impl EliasFano {
+    /// Heap bytes a finished list of `len` values below `universe` holds
+    /// (its low bits, upper bits and select samples, in 8-byte words),
+    /// computed without allocating: what [`EliasFano::heap_bytes`] reports
+    /// once the list is built, and what a decoder checks against the
+    /// receiver's memory limit before it allocates a list. About
+    /// len · (2 + log2(universe/len)) / 8 + len / 128.
+    pub fn bytes_for(len: u64, universe: u64) -> u64 {
+        let (_, _, [low, high, samples]) = shape(len, universe);
+        low.saturating_add(high)
+            .saturating_add(samples)
+            .saturating_mul(8)
+    }
+
     /// An empty list ready to take `len` increasing values below
-    /// `universe` with [`EliasFano::push`]. Memory: about
-    /// len · (2 + log2(universe/len)) bits.
+    /// `universe` with [`EliasFano::push`]. Memory:
+    /// [`EliasFano::bytes_for`], about len · (2 + log2(universe/len)) bits.
     ///
     /// # Errors
     /// [`FilterError::OutOfMemory`] if the arrays cannot be reserved.
     pub fn with_len(len: u64, universe: u64) -> Result<Self, FilterError> {
-        // l = ⌊log2(universe / len)⌋, so universe >> l < 2·len and the upper
-        // bits take at most 3·len + 1 bits.
-        let l = if len == 0 || universe <= len {
-            0
-        } else {
-            universe.checked_div(len).map_or(0, u64::ilog2)
-        };
-        let high_bits = if len == 0 {
-            0
-        } else {
-            len.saturating_add(universe >> l).saturating_add(1)
-        };
-        let low_words = len.saturating_mul(u64::from(l)).div_ceil(64);
+        let (l, high_bits, [low_words, _, _]) = shape(len, universe);
         let alloc = |words: u64| -> Result<Vec<u64>, FilterError> {
             let n = usize::try_from(words).map_err(|_| FilterError::OutOfMemory {
                 bytes: words.saturating_mul(8),
@@ -213,9 +247,15 @@ impl EliasFano {
         true
     }
 
-    /// Builds the select index once every value is in.
+    /// Builds the select index once every value is in (its exact size:
+    /// one sample per 256 zeros of the upper bits, reserved up front so
+    /// that the list holds what [`EliasFano::bytes_for`] says).
     pub fn finish(&mut self) {
         self.samples.clear();
+        let (_, _, [_, _, samples]) = shape(self.cap, self.universe);
+        let _ = self
+            .samples
+            .try_reserve_exact(usize::try_from(samples).unwrap_or(0));
         let mut zeros = 0u64;
         for (wi, &w) in self.high.iter().enumerate() {
             let base = (wi as u64).saturating_mul(64);
@@ -748,6 +788,23 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
     decode_payload_work(payload, m).map(|(set, _)| set)
 }
 
+/// [`decode_payload`] for a receiver that allows the list at most
+/// `max_bytes` of memory: once the count is read and found possible
+/// (docs/FORMAT.md section 8.4, step 3), a list whose
+/// [`EliasFano::bytes_for`] is above `max_bytes` is refused as
+/// [`SparseError::ListTooLarge`] before anything is allocated.
+///
+/// # Errors
+/// As [`decode_payload`], and [`SparseError::ListTooLarge`].
+#[doc(hidden)]
+pub fn decode_payload_within(
+    payload: &[u8],
+    m: u64,
+    max_bytes: u64,
+) -> Result<EliasFano, SparseError> {
+    decode_payload_bounded(payload, m, max_bytes).map(|(set, _)| set)
+}
+
 /// [`decode_payload`], also returning the decoder's work: its reads of the
 /// gap bits (single bits, 64-bit windows and whole bytes of ones). Each
 /// position costs at most two windows, and every other read advances at
@@ -759,6 +816,14 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
 /// As [`decode_payload`].
 #[doc(hidden)]
 pub fn decode_payload_work(payload: &[u8], m: u64) -> Result<(EliasFano, u64), SparseError> {
+    decode_payload_bounded(payload, m, u64::MAX)
+}
+
+fn decode_payload_bounded(
+    payload: &[u8],
+    m: u64,
+    max_bytes: u64,
+) -> Result<(EliasFano, u64), SparseError> {
     let (w, used) = varint::get(payload).map_err(|reason| SparseError::BadCount { reason })?;
     let rest = payload.get(used..).unwrap_or_default();
     if w == 0 {
@@ -779,6 +844,14 @@ pub fn decode_payload_work(payload: &[u8], m: u64) -> Result<(EliasFano, u64), S
     let limit = m.min((gaps.len() as u64).saturating_mul(8));
     if w > limit {
         return Err(SparseError::TooManyPositions { count: w, limit });
+    }
+    let bytes = EliasFano::bytes_for(w, m);
+    if bytes > max_bytes {
+        return Err(SparseError::ListTooLarge {
+            count: w,
+            bytes,
+            limit: max_bytes,
+        });
     }
     let mut set = EliasFano::with_len(w, m).map_err(|_| SparseError::TooManyPositions {
         count: w,

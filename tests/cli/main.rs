@@ -7,6 +7,7 @@ mod common;
 
 mod defaults;
 mod end_to_end;
+mod follow;
 mod limits;
 mod plan_flags;
 mod process;

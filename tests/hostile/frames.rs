@@ -81,11 +81,17 @@ fn huge_but_legal_m_fails_cleanly_when_memory_cannot_be_had() {
 }
 
 /// The expansion attack at 1/16 scale: many blocks of all zeros or all
-/// ones code to a few bytes each (at m = 2^32 such a frame is 11,795 bytes
-/// for 537 MB). Under the default limits such a frame is refused before
-/// anything is allocated.
+/// ones static-code to a few bytes each (at m = 2^32 such a frame is 2,325
+/// bytes for 512 MiB). Under the default limits it is refused before
+/// anything is allocated: its array is past 2^16 bytes per frame byte,
+/// the most a coded (type 1) array reaches, so the expansion floor does
+/// not cover it. An empty filter of the same size, as a publisher sends
+/// it (type 1), is within the floor (512 MiB, the default memory limit)
+/// and taken; a receiver that holds every frame to the ratio alone
+/// (`expansion_floor: 0`) refuses it, and with a larger `max_m` the ratio
+/// applies again above the floor.
 #[test]
-fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
+fn the_expansion_ratio_applies_above_the_floor() {
     let m = 1u64 << 28;
     let mut f = BloomFilter::new(FilterParams::new(m, 1, 0)).unwrap();
     // Alternate blocks of 2^23 bits all ones: 2^23 / 64 words each.
@@ -105,14 +111,68 @@ fn default_limits_refuse_a_frame_of_empty_and_full_blocks() {
     )
     .unwrap();
     let frame = encode(&f);
-    let expansion = (m / 8) / frame.len() as u64;
-    assert!(
-        expansion > 4096 * 8,
-        "{} bytes, expansion {expansion}",
-        frame.len()
-    );
-    assert!(matches!(
+    let len = frame.len() as u64;
+    assert!((m / 8) > len << 16, "{len} bytes");
+    assert_eq!(
         decode(&frame, &DecodeLimits::default()),
+        Err(DecodeError::LimitExceeded {
+            what: "expansion (output bytes per frame byte)",
+            requested: (m / 8).div_ceil(len),
+            limit: 4096,
+        })
+    );
+    // The empty filter, coded: taken under the default limits.
+    let empty = BloomFilter::new(FilterParams::new(m, 1, 0)).unwrap();
+    let frame = encode(&empty);
+    let len = frame.len() as u64;
+    assert!((m / 8) > len * 4096 && (m / 8) <= len << 16, "{len} bytes");
+    assert_eq!(decode(&frame, &DecodeLimits::default()).unwrap(), empty);
+    let ratio_only = DecodeLimits {
+        expansion_floor: 0,
+        ..DecodeLimits::default()
+    };
+    assert_eq!(
+        decode(&frame, &ratio_only),
+        Err(DecodeError::LimitExceeded {
+            what: "expansion (output bytes per frame byte)",
+            requested: (m / 8).div_ceil(len),
+            limit: 4096,
+        })
+    );
+    // The floor is inclusive: output equal to it passes, one byte less
+    // refuses.
+    let floor = |b: u64| DecodeLimits {
+        expansion_floor: b,
+        ..DecodeLimits::default()
+    };
+    assert_eq!(decode(&frame, &floor(m / 8)).unwrap(), empty);
+    assert!(matches!(
+        decode(&frame, &floor(m / 8 - 1)),
+        Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
+    ));
+    // The same empty filter static-coded in one block is a frame of a few
+    // bytes: held to the ratio.
+    let tiny = compressed_bloom::Kind::encode_frame(&empty, Coding::Static, None);
+    let tiny_len = tiny.len() as u64;
+    assert!((m / 8) > tiny_len << 16, "{tiny_len} bytes");
+    assert_eq!(
+        decode(&tiny, &DecodeLimits::default()),
+        Err(DecodeError::LimitExceeded {
+            what: "expansion (output bytes per frame byte)",
+            requested: (m / 8).div_ceil(tiny_len),
+            limit: 4096,
+        })
+    );
+    // Past the default floor (a receiver that raised max_m to 2^33): a
+    // header declaring a 1 GiB filter in a 40-byte payload is held to the
+    // ratio again, before its payload is read.
+    let big = craft(1, 0, 1 << 33, 1, 0, &[0u8; 40]);
+    let wide = DecodeLimits {
+        max_m: 1 << 33,
+        ..DecodeLimits::default()
+    };
+    assert!(matches!(
+        decode(&big, &wide),
         Err(DecodeError::LimitExceeded { what, limit: 4096, .. }) if what.starts_with("expansion")
     ));
 }
@@ -127,17 +187,16 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
     );
     let limits = DecodeLimits {
         max_expansion: Some(1000),
+        expansion_floor: 0,
         ..DecodeLimits::default()
     };
     assert!(matches!(
         decode(&frame, &limits),
         Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
     ));
-    // The default limit refuses it too; a receiver that wants it says so.
-    assert!(matches!(
-        decode(&frame, &DecodeLimits::default()),
-        Err(DecodeError::LimitExceeded { what, .. }) if what.starts_with("expansion")
-    ));
+    // The default limits take it (2 MiB is within the floor), as a
+    // receiver must take the empty filter its publisher declares.
+    assert_eq!(decode(&frame, &DecodeLimits::default()).unwrap(), f);
     let unlimited = DecodeLimits {
         max_expansion: None,
         ..DecodeLimits::default()
@@ -156,6 +215,7 @@ fn expansion_limit_refuses_tiny_frames_with_huge_filters() {
         .unwrap();
     let with = |r: u64| DecodeLimits {
         max_expansion: Some(r),
+        expansion_floor: 0,
         ..DecodeLimits::default()
     };
     assert_eq!(

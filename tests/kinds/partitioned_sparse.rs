@@ -256,6 +256,91 @@ fn sparse_limits() {
     assert_eq!(h.kind, FilterKind::Sparse);
 }
 
+/// A sparse frame's memory is the Elias–Fano list its position count
+/// declares, checked against the memory limit (⌈max_m/8⌉ bytes) when the
+/// count is read and before the list is allocated: exactly what the
+/// decoded filter holds, not a worst case per payload byte (which was 64
+/// bytes per payload byte, about 60 times the list). A delta's result is
+/// held to the same limit before it is built.
+#[test]
+fn sparse_memory_is_the_list_its_count_declares() {
+    use compressed_bloom::delta;
+    use compressed_bloom::kinds::sparse::EliasFano;
+    let p = FilterParams::new(1 << 40, 1, 5);
+    let keys = |from: u32, to: u32| (from..to).map(|i| i.to_le_bytes());
+    let f = SparseFilter::from_keys(p, keys(0, 100_000)).unwrap();
+    let frame = encode_sparse(&f);
+    let list = EliasFano::bytes_for(f.count_ones(), p.m);
+    assert_eq!(list, f.heap_bytes() as u64);
+    let h = format::inspect(&frame, &DecodeLimits::default()).unwrap();
+    // The list is about as large as the payload (both about 2 + log2(m/w)
+    // bits per position), far below 64 bytes per payload byte.
+    assert!(
+        list < 2 * h.payload_len,
+        "{list} bytes for {}",
+        h.payload_len
+    );
+    let with_memory = |bytes: u64| DecodeLimits {
+        max_m: bytes * 8,
+        ..DecodeLimits::default()
+    };
+    let back = decode_sparse(&frame, &with_memory(list)).unwrap();
+    assert_eq!(back, f);
+    assert_eq!(back.heap_bytes() as u64, list);
+    for refused in [
+        decode_sparse(&frame, &with_memory(list - 1)).map(|_| ()),
+        decode_any(&frame, &with_memory(list - 1)).map(|_| ()),
+    ] {
+        assert_eq!(
+            refused,
+            Err(DecodeError::LimitExceeded {
+                what: "decoded memory (bytes; max_m / 8)",
+                requested: list,
+                limit: list - 1,
+            })
+        );
+    }
+    // As a full frame's output, the list is held to the expansion ratio
+    // (above the floor) like any kind's.
+    let ratio_one = DecodeLimits {
+        max_expansion: Some(1),
+        expansion_floor: 0,
+        ..DecodeLimits::default()
+    };
+    let len = frame.len() as u64;
+    match decode_sparse(&frame, &ratio_one) {
+        Ok(g) => assert!(list <= len && g == f, "{list} > {len}"),
+        Err(e) => assert_eq!(
+            (list > len, e),
+            (
+                true,
+                DecodeError::LimitExceeded {
+                    what: "expansion (output bytes per frame byte)",
+                    requested: list.div_ceil(len),
+                    limit: 1,
+                }
+            )
+        ),
+    }
+    // A delta that grows the list past the limit is refused before the
+    // result is built, and the base is unchanged.
+    let grown = SparseFilter::from_keys(p, keys(0, 101_000)).unwrap();
+    let d = delta::encode_delta_sparse(&f, &grown).unwrap();
+    let result = EliasFano::bytes_for(grown.count_ones(), p.m);
+    let mut base = f.clone();
+    assert_eq!(
+        delta::apply_sparse(&mut base, &d, &with_memory(result - 1)),
+        Err(DecodeError::LimitExceeded {
+            what: "decoded memory (bytes; max_m / 8)",
+            requested: result,
+            limit: result - 1,
+        })
+    );
+    assert_eq!(base, f);
+    delta::apply_sparse(&mut base, &d, &with_memory(result)).unwrap();
+    assert_eq!(base, grown);
+}
+
 /// Planned frames stay within their budgets when built, and the plans
 /// beat (or match) what they replace: a partitioned plan's f is within 5%
 /// of the standard plan's for the same budget; the sparse plan at 2.6

@@ -121,6 +121,7 @@ fn deltas_work_layer_by_layer() {
     for (limit, ok) in [(ratio - 1, false), (ratio, true)] {
         let tight = DecodeLimits {
             max_expansion: Some(limit),
+            expansion_floor: 0,
             ..lim
         };
         let mut base = old.clone();

@@ -119,6 +119,9 @@ impl LimitArgs {
                 compressed_bloom::format::DEFAULT_MAX_EXPANSION
                     / compressed_bloom::kinds::counting::DECISION_WEIGHT,
             ),
+            // The CLI's floor is in the ratio above (and --max-expansion
+            // holds every frame to the ratio given).
+            expansion_floor: 0,
             ..defaults
         }
     }
