@@ -66,12 +66,12 @@ pub fn max_encoded_len(filter: &BloomFilter) -> usize {
 ///
 /// # Examples
 /// ```
-/// use compressed_bloom::{decode, encode, BloomFilter, FilterParams};
+/// use compressed_bloom::{decode, encode, BloomFilter, DecodeLimits, FilterParams};
 /// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
 /// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
 /// let frame = encode(&f);
 /// assert!(frame.len() < 10_000, "{} bytes", frame.len());
-/// assert_eq!(decode(&frame)?, f);
+/// assert_eq!(decode(&frame, &DecodeLimits::default())?, f);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode(filter: &BloomFilter) -> Vec<u8> {
@@ -84,12 +84,12 @@ pub fn encode(filter: &BloomFilter) -> Vec<u8> {
 ///
 /// # Examples
 /// ```
-/// use compressed_bloom::{decode, format, BloomFilter, Coding, FilterParams, FilterType};
+/// use compressed_bloom::{decode, format, BloomFilter, Coding, DecodeLimits, FilterParams, FilterType};
 /// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
 /// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
 /// let frame = format::encode_with(&f, Coding::Adaptive);
 /// assert_eq!(format::inspect(&frame, &Default::default())?.filter_type, FilterType::Coded);
-/// assert_eq!(decode(&frame)?, f);
+/// assert_eq!(decode(&frame, &DecodeLimits::default())?, f);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode_with(filter: &BloomFilter, coding: Coding) -> Vec<u8> {
@@ -126,12 +126,12 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 ///
 /// # Examples
 /// ```
-/// use compressed_bloom::{decode, format, BloomFilter, FilterParams};
+/// use compressed_bloom::{decode, format, BloomFilter, DecodeLimits, FilterParams};
 /// let mut f = BloomFilter::new(FilterParams::new(140_000, 2, 0))?;
 /// for i in 0..10_000u32 { f.insert(&i.to_le_bytes()); }
 /// let frame = format::encode_static(&f);
 /// assert!(frame.len() < 10_000, "{} bytes", frame.len());
-/// assert_eq!(decode(&frame)?, f);
+/// assert_eq!(decode(&frame, &DecodeLimits::default())?, f);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[doc(hidden)]

@@ -9,6 +9,29 @@
 //! A sparse filter has the standard filter's hashing (section 1): its one
 //! bits are exactly those of the standard filter with the same m, k, seed
 //! and keys, so the two convert into each other and answer alike.
+//!
+//! ## From a plan to the wire and back
+//! Plan for 10,000 keys at f = 0.01, build, send as a frame, decode, and
+//! publish to a subscriber:
+//!
+//! ```
+//! use compressed_bloom::plan::{self, Constraints, Target};
+//! use compressed_bloom::{decode_as, encode_any, AnyFilter, DecodeLimits, FilterKind};
+//! use compressed_bloom::{Publisher, PublisherOptions, Subscriber};
+//! // Standard, partitioned and sparse filters meet the same needs (deltas,
+//! // union): the planner picks among them by size, or is asked for one.
+//! let choice = plan::for_kind(FilterKind::Sparse, 10_000, Target::Fpr(0.01), &Constraints::default())?;
+//! let filter = choice.build((0..10_000u32).map(|i| i.to_le_bytes()))?;
+//! assert_eq!(filter.kind(), FilterKind::Sparse);
+//! let frame = encode_any(&filter);
+//! let received: AnyFilter = decode_as(&frame, &DecodeLimits::default())?;
+//! assert_eq!(received, filter);
+//! let mut publisher = Publisher::new(filter, PublisherOptions::default());
+//! let mut subscriber = Subscriber::<AnyFilter>::default();
+//! subscriber.receive(&publisher.publish().frame)?;
+//! assert!(subscriber.filter().is_some_and(|f| f.contains(&7u32.to_le_bytes())));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::prelude::*;
 use crate::filter::{FilterError, FilterParams};

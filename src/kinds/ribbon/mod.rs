@@ -27,6 +27,28 @@
 //!   at the first column that differs from the fingerprint: two on
 //!   average for a non-member), and the payload is the queryable
 //!   structure: decoding is a length check and a copy ([`payload`]).
+//!
+//! ## From a plan to the wire and back
+//! Plan for 10,000 keys at f = 0.01, build, send as a frame, decode, and
+//! publish to a subscriber:
+//!
+//! ```
+//! use compressed_bloom::plan::{self, Constraints, Needs, Target};
+//! use compressed_bloom::{decode_as, encode_any, AnyFilter, DecodeLimits, FilterKind};
+//! use compressed_bloom::{Publisher, PublisherOptions, Subscriber};
+//! let needs = Needs::STATIC;
+//! let (choice, _) = plan::recommend(10_000, Target::Fpr(0.01), needs, &Constraints::default())?;
+//! let filter = choice.build((0..10_000u32).map(|i| i.to_le_bytes()))?;
+//! assert_eq!(filter.kind(), FilterKind::Ribbon);
+//! let frame = encode_any(&filter);
+//! let received: AnyFilter = decode_as(&frame, &DecodeLimits::default())?;
+//! assert_eq!(received, filter);
+//! let mut publisher = Publisher::new(filter, PublisherOptions::default());
+//! let mut subscriber = Subscriber::<AnyFilter>::default();
+//! subscriber.receive(&publisher.publish().frame)?;
+//! assert!(subscriber.filter().is_some_and(|f| f.contains(&7u32.to_le_bytes())));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #[doc(hidden)]
 pub mod build;
