@@ -128,8 +128,8 @@ pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
     decode, decode_any, decode_from_buf, encode, encode_any, encode_as, encode_into, encode_static,
-    encode_to_buf, encode_with_identity, inspect, max_encoded_len, AnyFilter, Coding, DecodeError,
-    DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
+    encode_to_buf, encode_with, encode_with_identity, inspect, max_encoded_len, AnyFilter, Coding,
+    DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
 };
 pub use hash::{HashScheme, KeyHash};
 pub use kind::{apply_delta, decode_as, Kind};

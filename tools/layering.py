@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Checks that the library's top-level modules only use modules below them.
 
-Every `crate::<module>` reference in src/ (outside comments and `#[cfg(test)]`
-modules) is an edge from the file's top-level module to `<module>`. The
+Every `crate::<module>` reference in src/ (outside comments; unit-test
+modules included, since a test that reaches up a layer belongs in tests/),
+and every name in a grouped `crate::{a, b::c}` import, is an edge from the
+file's top-level module to `<module>`. A name re-exported at the crate
+root (`crate::BloomFilter`) is resolved, through src/lib.rs's `pub use`
+lines, to the module that defines it. The
 allowed order is LAYERS below, lowest first: a module may use its own layer
 and any layer below it, never one above. Exit status 1 lists each edge that
 climbs, with file and line.
@@ -30,18 +34,28 @@ LAYERS = [
     ["nats"],
 ]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
-# Items re-exported at the crate root name no module (crate::BloomFilter):
-# they are resolved to the module that defines them.
-ROOT_ITEMS = {
-    "BloomFilter": "filter", "FilterParams": "filter", "FilterError": "filter",
-    "MAX_K": "filter", "MAX_M": "filter", "CountingBloomFilter": "kinds",
-    "HashScheme": "hash", "KeyHash": "hash",
-    "AnyFilter": "format", "DecodeError": "format", "DecodeLimits": "format",
-    "EncodeError": "format", "FilterKind": "format", "FilterType": "format",
-    "FrameHeader": "format", "UpdateId": "format",
-    "Publisher": "sync", "Subscriber": "sync", "SyncError": "sync",
-}
 REF = re.compile(r"\bcrate::(\w+)")
+GROUP = re.compile(r"\bcrate::\{([^}]*)\}", re.S)
+PUB_USE = re.compile(r"^pub use (\w+)::(?:\{([^}]*)\}|(\w+));", re.M | re.S)
+
+
+def root_items(lib: str) -> dict:
+    """Names src/lib.rs re-exports, each mapped to its top-level module."""
+    items = {}
+    for m in PUB_USE.finditer(lib):
+        module, group, single = m.group(1), m.group(2), m.group(3)
+        for name in (group.split(",") if group else [single]):
+            name = name.strip().split("::")[-1].split(" as ")[-1].strip()
+            if name:
+                items[name] = module
+    return items
+
+
+def targets(code: str, grouped: list) -> list:
+    """The top-level names a line of code reaches through `crate::`."""
+    found = [t for t in REF.findall(code)]
+    found += grouped
+    return found
 
 
 def top_module(path: pathlib.Path, src: pathlib.Path) -> str:
@@ -50,32 +64,24 @@ def top_module(path: pathlib.Path, src: pathlib.Path) -> str:
 
 
 def code_lines(text: str):
-    """(line number, code) outside comments and #[cfg(test)] modules."""
-    skip_depth = None
-    depth = 0
-    pending_test = False
-    for no, line in enumerate(text.splitlines(), 1):
-        code = line.split("//", 1)[0]
-        stripped = code.strip()
-        if skip_depth is None and stripped.startswith("#[cfg(test)]"):
-            pending_test = True
-            continue
-        if pending_test and skip_depth is None:
-            if re.match(r"(pub(\(crate\))? )?mod \w+\s*\{", stripped):
-                skip_depth = depth
-            pending_test = False
-        opened = code.count("{") - code.count("}")
-        if skip_depth is None:
-            yield no, code
-        depth += opened
-        if skip_depth is not None and depth <= skip_depth:
-            skip_depth = None
+    """(line number, code, grouped names) outside comments; a grouped
+    `crate::{...}` import spanning lines is reported at its first line."""
+    lines = [line.split("//", 1)[0] for line in text.splitlines()]
+    code = "\n".join(lines)
+    grouped = {}
+    for m in GROUP.finditer(code):
+        no = code.count("\n", 0, m.start()) + 1
+        names = [n.strip().split("::")[0] for n in m.group(1).split(",")]
+        grouped.setdefault(no, []).extend(n for n in names if n and n != "self")
+    for no, line in enumerate(lines, 1):
+        yield no, line, grouped.get(no, [])
 
 
 def main() -> int:
     root = pathlib.Path(__file__).resolve().parent.parent
     src = root / "src"
     bad = []
+    root_names = root_items((src / "lib.rs").read_text())
     for path in sorted(src.rglob("*.rs")):
         rel = path.relative_to(src)
         if rel.parts[0] in ("bin", "lib.rs"):
@@ -84,9 +90,9 @@ def main() -> int:
         if here not in RANK:
             bad.append(f"{rel}: module '{here}' has no layer in tools/layering.py")
             continue
-        for no, code in code_lines(path.read_text()):
-            for target in REF.findall(code):
-                target = ROOT_ITEMS.get(target, target)
+        for no, code, grouped in code_lines(path.read_text()):
+            for target in targets(code, grouped):
+                target = root_names.get(target, target)
                 if target not in RANK:
                     continue
                 if RANK[target] > RANK[here]:

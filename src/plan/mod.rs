@@ -9,13 +9,16 @@
 //! * the exact frame header length (varints included) and CRC;
 //! * for deltas, the frame `delta::encode_delta` sends: the conditional delta
 //!   (two coded parts) or the plain one, whichever is smaller;
-//! * the coder's proven overhead bound over log2 C(m, x)
-//!   ([`crate::coder::payload_bits_bound`]);
+//! * the coder's overhead bound over log2 C(m, x): per 2^23-bit block the
+//!   rANS flush, the adaptive model's learning, the end-of-block symbol and
+//!   the block's length, plus 0.04% of the bound for the model's 12-bit
+//!   frequencies;
 //! * the encoder's fallback to the uncompressed type when coding does not pay;
 //! * a safety margin: the number of zero bits X has a closed-form variance,
 //!   so instead of the paper's blanket 0.99·z the plan keeps the frame under
 //!   the budget with probability at least `confidence` (normal approximation
-//!   of X at the one-sided quantile; see [`zero_count_variance`]).
+//!   of X at the one-sided quantile, with Var X from the exact pairwise
+//!   probability that two given bits both stay zero).
 //!
 //! All functions are pure; invalid numbers (zero, NaN, infinities, out of
 //! range) give a [`PlanError`], never a panic.

@@ -419,7 +419,7 @@ pub struct DefaultPlan {
 /// The plan `cbloom` makes when no memory cap is given. `kinds[0]` is the
 /// kind asked for; further kinds (the sparse one for a standard filter)
 /// are taken only when the first cannot meet the slack within
-/// [`DEFAULT_MEMORY_RATIO`] times its frame. If no kind can, the first
+/// 32 times its frame (`DEFAULT_MEMORY_RATIO`). If no kind can, the first
 /// kind is capped at that memory and gives up more than the slack.
 ///
 /// # Errors

@@ -256,3 +256,25 @@ fn deltas_are_refused() {
         );
     }
 }
+
+/// The planner's ribbon estimate is within 1% of the frame built from
+/// 10^5 keys, for both builds (each has its own shards and spare rows),
+/// and a budget estimate stays within the budget.
+#[test]
+fn the_estimate_matches_a_built_frame_for_each_build() {
+    use compressed_bloom::kinds::ribbon::plan::{for_bytes_with, for_fpr_with};
+    let keys: Vec<[u8; 8]> = (0..100_000u64).map(|i| i.to_le_bytes()).collect();
+    for how in [Build::Compact, Build::Fast] {
+        for f in [0.01, 1.0 / 4096.0] {
+            let e = for_fpr_with(100_000, f, how).unwrap();
+            let built = encode_ribbon(&RibbonFilter::from_keys_with(&keys, f, 1, how).unwrap());
+            let ratio = built.len() as f64 / e.frame_bytes as f64;
+            assert!((ratio - 1.0).abs() < 0.01, "{how:?} f {f}: {ratio}");
+        }
+        let b = for_bytes_with(100_000, 100_000, how).unwrap();
+        assert!(
+            b.frame_bytes <= 100_000 && b.frame_bytes > 99_000,
+            "{how:?}"
+        );
+    }
+}

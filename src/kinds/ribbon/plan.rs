@@ -93,24 +93,3 @@ pub fn for_bytes_with(n: u64, bytes: u64, how: Build) -> Result<Estimate, Ribbon
     }
     for_fpr_with(n, (-lo).exp2(), how)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::format::encode_ribbon;
-    use crate::kinds::ribbon::RibbonFilter;
-
-    /// The estimate is within 1% of a frame built from 10^5 keys.
-    #[test]
-    fn estimate_matches_a_built_frame() {
-        let keys: Vec<[u8; 8]> = (0..100_000u64).map(|i| i.to_le_bytes()).collect();
-        for f in [0.01, 1.0 / 4096.0] {
-            let e = for_fpr(100_000, f).unwrap();
-            let built = encode_ribbon(&RibbonFilter::from_keys(&keys, f, 1).unwrap());
-            let ratio = built.len() as f64 / e.frame_bytes as f64;
-            assert!((ratio - 1.0).abs() < 0.01, "f {f}: {ratio}");
-        }
-        let b = for_bytes(100_000, 100_000).unwrap();
-        assert!(b.frame_bytes <= 100_000 && b.frame_bytes > 99_000);
-    }
-}
