@@ -476,6 +476,57 @@ impl Fields<'_> {
 /// The first problem found, in the order of docs/FORMAT.md section 2.3, as a
 /// [`DecodeError`].
 pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeError> {
+    let fixed = fixed_fields(data, limits)?;
+    let fields = varint_fields(data, &fixed)?;
+    check_ranges(&fixed, &fields, limits)?;
+    let params = check_rules(&fixed, &fields)?;
+    let header = FrameHeader {
+        version: fixed.version,
+        filter_type: fixed.filter_type,
+        kind: fixed.kind,
+        params,
+        n: fields.n,
+        identity: fields.identity,
+        metadata: fields.metadata,
+        squid_cblock: fields.squid_cblock.map(|(_, cb)| cb),
+        payload_len: fields.payload_len.0,
+        header_len: fields.header_len,
+    };
+    check_size(&header, limits)?;
+    Ok(header)
+}
+
+/// The fixed bytes of a header: magic through kind (section 2.3, steps 1
+/// and 2).
+struct Fixed {
+    version: u8,
+    filter_type: FilterType,
+    scheme: HashScheme,
+    flags: u8,
+    kind: FilterKind,
+    /// Where the varints start.
+    len: usize,
+}
+
+/// The varint fields and records that follow the fixed bytes, with the
+/// offsets that errors name.
+struct Varints {
+    seed: u64,
+    m: (u64, usize),
+    k: (u64, usize),
+    n: u64,
+    identity: Option<UpdateId>,
+    seq_at: usize,
+    metadata: Option<(usize, usize)>,
+    squid_cblock: Option<(usize, [u8; SQUID_CBLOCK_LEN])>,
+    payload_len: (u64, usize),
+    header_len: usize,
+}
+
+/// Magic, version, filter type, hash scheme, flags and (version 3) kind,
+/// each checked as it is read; a kind the receiver does not accept is
+/// refused here, before any varint.
+fn fixed_fields(data: &[u8], limits: &DecodeLimits) -> Result<Fixed, DecodeError> {
     let byte = |i: usize| {
         data.get(i).copied().ok_or(DecodeError::Truncated {
             needed: (i as u64).saturating_add(1),
@@ -509,7 +560,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             value: flags,
         });
     }
-    let (kind, fixed) = if version >= 3 {
+    let (kind, len) = if version >= 3 {
         let id = byte(6)?;
         let kind = FilterKind::from_id(id)
             .filter(|k| k.is_supported() && limits.kinds.contains(id))
@@ -521,14 +572,30 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     } else {
         (FilterKind::Standard, FIXED_LEN)
     };
-    let mut cur = Fields { data, at: fixed };
+    Ok(Fixed {
+        version,
+        filter_type,
+        scheme,
+        flags,
+        kind,
+        len,
+    })
+}
+
+/// seed, m, k, n, the identity and the metadata records if the flags say
+/// so, and payload_len, in wire order.
+fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
+    let mut cur = Fields {
+        data,
+        at: fixed.len,
+    };
     let (seed, _) = cur.next("seed")?;
-    let (m, m_at) = cur.next("m")?;
-    let (k, k_at) = cur.next("k")?;
+    let m = cur.next("m")?;
+    let k = cur.next("k")?;
     let (n, _) = cur.next("n")?;
     let mut identity = None;
     let mut seq_at = 0;
-    if flags & FLAG_IDENTITY != 0 {
+    if fixed.flags & FLAG_IDENTITY != 0 {
         let (stream, _) = cur.next("stream")?;
         let (epoch, _) = cur.next("epoch")?;
         let (seq, at) = cur.next("seq")?;
@@ -537,7 +604,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     }
     let mut metadata = None;
     let mut squid_cblock = None;
-    if flags & FLAG_METADATA != 0 {
+    if fixed.flags & FLAG_METADATA != 0 {
         let (at, len, squid_at) = records(&mut cur)?;
         metadata = Some((at, len));
         squid_cblock = squid_at.and_then(|i| {
@@ -545,10 +612,26 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             Some((i, <[u8; SQUID_CBLOCK_LEN]>::try_from(block).ok()?))
         });
     }
-    let (payload_len, len_at) = cur.next("payload_len")?;
-    let header_len = cur.at;
+    let payload_len = cur.next("payload_len")?;
+    Ok(Varints {
+        seed,
+        m,
+        k,
+        n,
+        identity,
+        seq_at,
+        metadata,
+        squid_cblock,
+        payload_len,
+        header_len: cur.at,
+    })
+}
 
-    // The format's own ranges first, whatever the limits say.
+/// The format's own ranges of m and k first, whatever the limits say;
+/// then the receiver's limits on m, k and the memory the kind holds once
+/// decoded (section 2.3, step 3).
+fn check_ranges(fixed: &Fixed, v: &Varints, limits: &DecodeLimits) -> Result<(), DecodeError> {
+    let ((m, m_at), (k, k_at)) = (v.m, v.k);
     if m == 0 || m > MAX_M {
         return Err(DecodeError::InvalidField {
             offset: m_at,
@@ -563,7 +646,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             reason: "k must be in 1..=64",
         });
     }
-    if kind.holds_m_bits() && m > limits.max_m {
+    if fixed.kind.holds_m_bits() && m > limits.max_m {
         return Err(DecodeError::LimitExceeded {
             what: "m (bits)",
             requested: m,
@@ -582,7 +665,9 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     // and, while decoding, the map). A sparse list's size depends on the
     // position count its payload declares: it is checked there, before the
     // list is allocated (`any::decode_sparse_payload`).
-    let memory = kind.decoded_bytes(&FilterParams::new(m, 1, 0), payload_len);
+    let memory = fixed
+        .kind
+        .decoded_bytes(&FilterParams::new(m, 1, 0), v.payload_len.0);
     let memory_limit = limits.max_m.div_ceil(8);
     if memory > memory_limit {
         return Err(DecodeError::LimitExceeded {
@@ -591,9 +676,19 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             limit: memory_limit,
         });
     }
-    if filter_type.is_delta() && identity.is_some_and(|id| id.seq == 0) {
+    Ok(())
+}
+
+/// The rules between fields (section 2.3, step 4): a delta's seq, the
+/// hash scheme's rules, a Squid header that describes this filter, the
+/// kind's own rules, and a frame length that fits in 64 bits. Returns the
+/// filter's parameters.
+fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> {
+    let ((m, m_at), (k, _)) = (v.m, v.k);
+    let (payload_len, len_at) = v.payload_len;
+    if fixed.filter_type.is_delta() && v.identity.is_some_and(|id| id.seq == 0) {
         return Err(DecodeError::InvalidField {
-            offset: seq_at,
+            offset: v.seq_at,
             field: "seq",
             reason: "a delta produces version seq from seq - 1, so seq is at least 1",
         });
@@ -601,8 +696,8 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
     let params = FilterParams {
         m,
         k: k as u32,
-        seed,
-        scheme,
+        seed: v.seed,
+        scheme: fixed.scheme,
     };
     if let Some(reason) = params.scheme_rule_broken() {
         return Err(DecodeError::InvalidField {
@@ -611,20 +706,22 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             reason,
         });
     }
-    if scheme != HashScheme::Xxh3EnhancedDouble && kind != FilterKind::Standard {
+    if fixed.scheme != HashScheme::Xxh3EnhancedDouble && fixed.kind != FilterKind::Standard {
         return Err(DecodeError::InvalidField {
             offset: 4,
             field: "hash scheme",
             reason: "Squid's hashing (scheme 2) is for the standard kind only",
         });
     }
-    if let Some((at, cb)) = &squid_cblock {
+    if let Some((at, cb)) = &v.squid_cblock {
         // Squid's own checks, then that the header describes this filter
         // (the scheme rules above made k = 4, seed 0).
         let cb = crate::squid::CBlock::from_bytes(*cb);
         cb.validate()
             .and_then(|()| {
-                if kind == FilterKind::Standard && params == FilterParams::squid(cb.mask_bits()) {
+                if fixed.kind == FilterKind::Standard
+                    && params == FilterParams::squid(cb.mask_bits())
+                {
                     Ok(())
                 } else {
                     Err(crate::squid::SquidError::FilterMismatch {
@@ -638,12 +735,12 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
                 source,
             })?;
     }
-    kind_rules(kind, filter_type, &params, payload_len, (m_at, len_at))?;
+    kind_rules(fixed.kind, fixed.filter_type, &params, payload_len, (m_at, len_at))?;
     // A declared payload_len near 2^64 must not wrap the frame length
     // (found by the apply_arbitrary fuzz target).
-    if (header_len as u64)
+    if (v.header_len as u64)
         .checked_add(payload_len)
-        .and_then(|v| v.checked_add(CRC_LEN as u64))
+        .and_then(|l| l.checked_add(CRC_LEN as u64))
         .is_none()
     {
         return Err(DecodeError::InvalidField {
@@ -652,18 +749,14 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             reason: "the frame length does not fit in 64 bits",
         });
     }
-    let header = FrameHeader {
-        version,
-        filter_type,
-        kind,
-        params,
-        n,
-        identity,
-        metadata,
-        squid_cblock: squid_cblock.map(|(_, cb)| cb),
-        payload_len,
-        header_len,
-    };
+    Ok(params)
+}
+
+/// The receiver's frame-length limit, then, for full frames, the
+/// expansion limit (section 2.3, step 5). A delta writes into memory the
+/// size of the base the receiver already holds, so only full frames are
+/// held to the expansion limit.
+fn check_size(header: &FrameHeader, limits: &DecodeLimits) -> Result<(), DecodeError> {
     let frame_len = header.frame_len();
     if frame_len > limits.max_frame_len {
         return Err(DecodeError::LimitExceeded {
@@ -672,10 +765,9 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
             limit: limits.max_frame_len,
         });
     }
-    // A delta writes into memory the size of the base the receiver already
-    // holds, so only full frames are held to the expansion limit.
-    if !filter_type.is_delta() {
-        let output = kind.decoded_bytes(&params, payload_len);
+    if !header.filter_type.is_delta() {
+        let (kind, params) = (header.kind, &header.params);
+        let output = kind.decoded_bytes(params, header.payload_len);
         let array = if kind == FilterKind::Counting {
             params.byte_len()
         } else {
@@ -683,7 +775,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         };
         check_expansion(limits, output, array, frame_len)?;
     }
-    Ok(header)
+    Ok(())
 }
 
 /// The receiver's expansion limit: `output` bytes (of which an m-bit
