@@ -26,6 +26,7 @@ fuzz_target!(|i: Input| {
         max_k: i.max_k,
         confidence: i.confidence,
         seed: 0,
+        ..Constraints::default()
     }
     .with_max_bits_per_key(i.bits_per_key, i.n);
     let r = match i.which % 6 {
