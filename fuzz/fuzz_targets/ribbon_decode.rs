@@ -32,7 +32,13 @@ fuzz_target!(|input: Input| {
     let m = u64::from(input.m) + 1;
     let k = u64::from(input.k % 64) + 1;
     let mut f = vec![0xCB, 0xF1, 3, 0, 1, 0, 5];
-    for v in [input.seed, m, k, u64::from(input.n), input.payload.len() as u64] {
+    for v in [
+        input.seed,
+        m,
+        k,
+        u64::from(input.n),
+        input.payload.len() as u64,
+    ] {
         varint::put(&mut f, v);
     }
     f.extend_from_slice(&input.payload);

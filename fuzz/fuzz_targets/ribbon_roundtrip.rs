@@ -31,9 +31,16 @@ fuzz_target!(|input: Input| {
         .take(input.keys.len() * copies)
         .map(|k| KeyHash::new(k, input.seed))
         .collect();
-    let how = if input.fast { Build::Fast } else { Build::Compact };
+    let how = if input.fast {
+        Build::Fast
+    } else {
+        Build::Compact
+    };
     let f = RibbonFilter::from_hashes_with(&hashes, fpr, input.seed, how).unwrap();
-    assert!(input.keys.iter().all(|k| f.contains(k)), "a member is absent");
+    assert!(
+        input.keys.iter().all(|k| f.contains(k)),
+        "a member is absent"
+    );
     let frame = encode_ribbon(&f);
     let lim = DecodeLimits::default();
     assert_eq!(decode_ribbon(&frame, &lim).unwrap(), f);

@@ -46,10 +46,7 @@ fuzz_target!(|input: Input| {
     assert!(frame.len() <= encode_as(&f, FilterType::Raw).len());
     // A nearly empty filter expands past the default limit (4096 output
     // bytes per frame byte): this target checks the round trip, not limits.
-    assert_eq!(
-        decode(&frame, &DecodeLimits::unlimited()).unwrap(),
-        f
-    );
+    assert_eq!(decode(&frame, &DecodeLimits::unlimited()).unwrap(), f);
     use compressed_bloom::coder::static_coded::{Choice, Mode};
     let choice = Choice {
         block_log: (input.static_log != 0).then(|| 16 + input.static_log % 25),

@@ -5,14 +5,23 @@
 //! held before.
 #![no_main]
 
-use compressed_bloom::PublisherOptions;
 use compressed_bloom::sync::{Publisher, Subscriber};
+use compressed_bloom::PublisherOptions;
 use compressed_bloom::{BloomFilter, DecodeLimits, FilterParams, UpdateId};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let params = FilterParams::new(4_096, 3, 7);
-    let mut publisher = Publisher::counting(params, PublisherOptions { full_every: 4, stream: 1, epoch: Some(10), ..PublisherOptions::default() }).unwrap();
+    let mut publisher = Publisher::counting(
+        params,
+        PublisherOptions {
+            full_every: 4,
+            stream: 1,
+            epoch: Some(10),
+            ..PublisherOptions::default()
+        },
+    )
+    .unwrap();
     let mut subscriber = Subscriber::<BloomFilter>::new(DecodeLimits::default());
     let mut published: Vec<(UpdateId, BloomFilter)> = Vec::new();
     let mut frames: Vec<Vec<u8>> = Vec::new();

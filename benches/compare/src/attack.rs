@@ -129,7 +129,9 @@ pub fn child(scenario: &str) {
             let outcome = if r.is_ok() { "decoded" } else { "refused" };
             println!("{} {secs} {growth} {outcome}", frame.len());
         }
-        other => panic!("scenario {other}: wrong-base, wrong-result, wrong-result-plain or expansion"),
+        other => {
+            panic!("scenario {other}: wrong-base, wrong-result, wrong-result-plain or expansion")
+        }
     }
 }
 
@@ -139,15 +141,32 @@ pub fn run() {
     println!("|---|---|---|---|---|---|");
     for (scenario, what) in [
         ("wrong-base", "plain delta naming another base"),
-        ("wrong-result", "conditional delta, part 0 all ones, wrong result digest"),
+        (
+            "wrong-result",
+            "conditional delta, part 0 all ones, wrong result digest",
+        ),
         ("wrong-result-plain", "the same change as a plain delta"),
-        ("expansion", "512 blocks of all zeros or all ones, full frame, default limits"),
+        (
+            "expansion",
+            "512 blocks of all zeros or all ones, full frame, default limits",
+        ),
     ] {
-        let out = std::process::Command::new(&exe).args(["attack-child", scenario]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = std::process::Command::new(&exe)
+            .args(["attack-child", scenario])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let line = String::from_utf8(out.stdout).unwrap();
         let f: Vec<&str> = line.split_whitespace().collect();
-        let (bytes, secs, kib): (f64, f64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap());
+        let (bytes, secs, kib): (f64, f64, u64) = (
+            f[0].parse().unwrap(),
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+        );
         println!(
             "| {what} (`{scenario}`) | {bytes} | {} | {:.3} ms | {:.2} µs | {:.1} MiB |",
             f[3],

@@ -43,5 +43,8 @@ pub fn run() {
         println!();
     }
     println!();
-    println!("Worst: {:+.2}% over the entropy, header included.", worst * 100.0);
+    println!(
+        "Worst: {:+.2}% over the entropy, header included.",
+        worst * 100.0
+    );
 }

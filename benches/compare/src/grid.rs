@@ -116,6 +116,9 @@ pub fn run(args: &[String]) {
     if outside.is_empty() {
         println!("Every cell is within 0.05% + 16 bytes of log2 C(m, x).");
     } else {
-        println!("Outside 0.05% + 16 bytes of log2 C(m, x): {}.", outside.join("; "));
+        println!(
+            "Outside 0.05% + 16 bytes of log2 C(m, x): {}.",
+            outside.join("; ")
+        );
     }
 }

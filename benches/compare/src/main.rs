@@ -60,7 +60,12 @@ fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 /// Runs an external compressor through a pipe; returns (bytes, secs, secs).
-fn external(args_c: &[&str], args_d: &[&str], data: &[u8], reps: usize) -> Option<(usize, f64, f64)> {
+fn external(
+    args_c: &[&str],
+    args_d: &[&str],
+    data: &[u8],
+    reps: usize,
+) -> Option<(usize, f64, f64)> {
     let run = |args: &[&str], input: &[u8]| -> Option<Vec<u8>> {
         let mut child = Command::new(args[0])
             .args(&args[1..])
@@ -111,7 +116,11 @@ mod ac {
         type ValueError = Infallible;
         type B = u64;
         fn probability(&self, s: &bool) -> Result<Range<u64>, Infallible> {
-            Ok(if *s { self.c[0]..self.c[0] + self.c[1] } else { 0..self.c[0] })
+            Ok(if *s {
+                self.c[0]..self.c[0] + self.c[1]
+            } else {
+                0..self.c[0]
+            })
         }
         fn denominator(&self) -> u64 {
             self.c[0] + self.c[1]
@@ -131,9 +140,14 @@ mod ac {
     }
 
     pub fn encode(bits: &[bool]) -> Vec<u8> {
-        let model = fixed_length::Wrapper::new(Adaptive { c: [1, 1], len: bits.len() });
+        let model = fixed_length::Wrapper::new(Adaptive {
+            c: [1, 1],
+            len: bits.len(),
+        });
         let mut w = BitWriter::endian(Vec::new(), BigEndian);
-        Encoder::new(model, &mut w).encode_all(bits.iter().copied()).unwrap();
+        Encoder::new(model, &mut w)
+            .encode_all(bits.iter().copied())
+            .unwrap();
         w.byte_align().unwrap();
         w.into_writer()
     }
@@ -176,11 +190,21 @@ fn compare() {
                 w
             });
             assert_eq!(words, f.as_words());
-            runs.push(Run { codec: format!("type 1, {threads} thread(s)"), bytes: payload.len(), secs: Some((tc, td)) });
+            runs.push(Run {
+                codec: format!("type 1, {threads} thread(s)"),
+                bytes: payload.len(),
+                secs: Some((tc, td)),
+            });
             // Format type 4 (static coded): one model per block.
             let (tc, payload) = best(reps, || {
                 let mut out = Vec::new();
-                static_coded::encode_with(f.as_words(), m, &mut out, threads, static_coded::Choice::default());
+                static_coded::encode_with(
+                    f.as_words(),
+                    m,
+                    &mut out,
+                    threads,
+                    static_coded::Choice::default(),
+                );
                 out
             });
             let (td, words) = best(reps, || {
@@ -189,24 +213,53 @@ fn compare() {
                 w
             });
             assert_eq!(words, f.as_words());
-            runs.push(Run { codec: format!("type 4, {threads} thread(s)"), bytes: payload.len(), secs: Some((tc, td)) });
+            runs.push(Run {
+                codec: format!("type 4, {threads} thread(s)"),
+                bytes: payload.len(),
+                secs: Some((tc, td)),
+            });
         }
         let ext_reps = if big { 3 } else { 1 };
         for (name, c, d) in [
-            ("zstd -3", vec!["zstd", "-3", "-T1", "-c", "-q"], vec!["zstd", "-d", "-T1", "-c", "-q"]),
-            ("zstd -19", vec!["zstd", "-19", "-T1", "-c", "-q"], vec!["zstd", "-d", "-T1", "-c", "-q"]),
-            ("xz -9e", vec!["xz", "-9e", "-T1", "-c"], vec!["xz", "-d", "-T1", "-c"]),
-            ("brotli -11", vec!["brotli", "-q", "11", "-c"], vec!["brotli", "-d", "-c"]),
+            (
+                "zstd -3",
+                vec!["zstd", "-3", "-T1", "-c", "-q"],
+                vec!["zstd", "-d", "-T1", "-c", "-q"],
+            ),
+            (
+                "zstd -19",
+                vec!["zstd", "-19", "-T1", "-c", "-q"],
+                vec!["zstd", "-d", "-T1", "-c", "-q"],
+            ),
+            (
+                "xz -9e",
+                vec!["xz", "-9e", "-T1", "-c"],
+                vec!["xz", "-d", "-T1", "-c"],
+            ),
+            (
+                "brotli -11",
+                vec!["brotli", "-q", "11", "-c"],
+                vec!["brotli", "-d", "-c"],
+            ),
         ] {
-            let (size, tc, td) = external(&c, &d, &bytes, ext_reps)
-                .unwrap_or_else(|| panic!("{name} is not installed (Debian packages zstd, xz-utils, brotli)"));
-            runs.push(Run { codec: name.into(), bytes: size, secs: Some((tc, td)) });
+            let (size, tc, td) = external(&c, &d, &bytes, ext_reps).unwrap_or_else(|| {
+                panic!("{name} is not installed (Debian packages zstd, xz-utils, brotli)")
+            });
+            runs.push(Run {
+                codec: name.into(),
+                bytes: size,
+                secs: Some((tc, td)),
+            });
         }
         let bits: Vec<bool> = (0..m).map(|i| f.bit(i)).collect();
         let (tc, packed) = best(1, || ac::encode(&bits));
         let (td, back) = best(1, || ac::decode(&packed, bits.len()));
         assert_eq!(back, bits);
-        runs.push(Run { codec: "arithmetic-coding 0.5".into(), bytes: packed.len(), secs: Some((tc, td)) });
+        runs.push(Run {
+            codec: "arithmetic-coding 0.5".into(),
+            bytes: packed.len(),
+            secs: Some((tc, td)),
+        });
         let frame = encode(&f);
         let frame = frame.len() - payload_len(&frame);
         results.push((n, m, k, f.count_ones(), frame, runs));
@@ -239,7 +292,10 @@ fn compare() {
     println!("|---|---|---|---|");
     for (_, m, _, _, _, runs) in results.iter().filter(|r| r.1 >= 100_000_000) {
         let mb = *m as f64 / 8e6;
-        for r in runs.iter().filter(|r| r.codec.starts_with("type") || r.codec.starts_with("zstd")) {
+        for r in runs
+            .iter()
+            .filter(|r| r.codec.starts_with("type") || r.codec.starts_with("zstd"))
+        {
             let (tc, td) = r.secs.unwrap();
             println!("| {m} | {} | {:.0} | {:.0} |", r.codec, mb / tc, mb / td);
         }
@@ -453,7 +509,9 @@ fn kinds() {
     };
     let free = Constraints::default();
     let measure = |contains: &dyn Fn(&[u8]) -> bool| -> f64 {
-        let hits = (0..queries).filter(|&i| contains(stranger(i).as_bytes())).count();
+        let hits = (0..queries)
+            .filter(|&i| contains(stranger(i).as_bytes()))
+            .count();
         hits as f64 / queries as f64
     };
     let bpk = |bytes: usize| bytes as f64 * 8.0 / n as f64;
@@ -476,10 +534,20 @@ fn kinds() {
         let (mut l, mut h) = (lo, lo * 2);
         while h - l > 1 {
             let mid = (l + h) / 2;
-            if fpr_finite(mid, n, k_std) <= f { h = mid } else { l = mid }
+            if fpr_finite(mid, n, k_std) <= f {
+                h = mid
+            } else {
+                l = mid
+            }
         }
         let raw_bits = bpk(h.div_ceil(8) as usize + 20);
-        row("standard Bloom, uncompressed", k_std.to_string(), raw_bits, fpr_finite(h, n, k_std), None);
+        row(
+            "standard Bloom, uncompressed",
+            k_std.to_string(),
+            raw_bits,
+            fpr_finite(h, n, k_std),
+            None,
+        );
         // This crate: standard compressed, partitioned, sparse.
         if let Ok(p) = plan_for_fpr(n, f, &capped) {
             let mut flt = BloomFilter::new(FilterParams::new(p.m, p.k, 1)).unwrap();
@@ -488,7 +556,13 @@ fn kinds() {
             }
             let frame = encode(&flt);
             let meas = measurable.then(|| measure(&|q| flt.contains(q)));
-            row("compressed standard (this crate, m <= 2^33)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+            row(
+                "compressed standard (this crate, m <= 2^33)",
+                p.k.to_string(),
+                bpk(frame.len()),
+                p.fpr,
+                meas,
+            );
         }
         if let Ok(p) = plan_partitioned_for_fpr(n, f, &capped) {
             let mut flt = PartitionedBloomFilter::new(FilterParams::new(p.m, p.k, 1)).unwrap();
@@ -497,36 +571,67 @@ fn kinds() {
             }
             let frame = encode_partitioned(&flt);
             let meas = measurable.then(|| measure(&|q| flt.contains(q)));
-            row("compressed partitioned (this crate, m <= 2^33)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+            row(
+                "compressed partitioned (this crate, m <= 2^33)",
+                p.k.to_string(),
+                bpk(frame.len()),
+                p.fpr,
+                meas,
+            );
         }
         if let Ok(p) = plan_sparse_for_fpr(n, f, &free) {
-            let flt = SparseFilter::from_keys(FilterParams::new(p.m, p.k, 1), (0..n).map(key)).unwrap();
+            let flt =
+                SparseFilter::from_keys(FilterParams::new(p.m, p.k, 1), (0..n).map(key)).unwrap();
             let frame = encode_sparse(&flt);
             let meas = measurable.then(|| measure(&|q| flt.contains(q)));
-            row("sparse (this crate)", p.k.to_string(), bpk(frame.len()), p.fpr, meas);
+            row(
+                "sparse (this crate)",
+                p.k.to_string(),
+                bpk(frame.len()),
+                p.fpr,
+                meas,
+            );
         }
         // Binary fuse filters: fingerprints of 8, 16 or 32 bits.
-        let hashes: Vec<u64> = (0..n)
-            .map(|i| xxhash_like(key(i).as_bytes()))
-            .collect();
+        let hashes: Vec<u64> = (0..n).map(|i| xxhash_like(key(i).as_bytes())).collect();
         let fuse_measure = |contains: &dyn Fn(u64) -> bool| -> f64 {
-            let hits = (0..queries).filter(|&i| contains(xxhash_like(stranger(i).as_bytes()))).count();
+            let hits = (0..queries)
+                .filter(|&i| contains(xxhash_like(stranger(i).as_bytes())))
+                .count();
             hits as f64 / queries as f64
         };
         match b {
             8 => {
                 let fl = BinaryFuse8::try_from(&hashes).unwrap();
                 let meas = fuse_measure(&|h| fl.contains(&h));
-                row("binary fuse 8 (xorf)", "-".into(), bpk(fl.fingerprints.len()), 1.0 / 256.0, Some(meas));
+                row(
+                    "binary fuse 8 (xorf)",
+                    "-".into(),
+                    bpk(fl.fingerprints.len()),
+                    1.0 / 256.0,
+                    Some(meas),
+                );
             }
             16 => {
                 let fl = BinaryFuse16::try_from(&hashes).unwrap();
                 let meas = fuse_measure(&|h| fl.contains(&h));
-                row("binary fuse 16 (xorf)", "-".into(), bpk(fl.fingerprints.len() * 2), 0.5f64.powi(16), Some(meas));
+                row(
+                    "binary fuse 16 (xorf)",
+                    "-".into(),
+                    bpk(fl.fingerprints.len() * 2),
+                    0.5f64.powi(16),
+                    Some(meas),
+                );
             }
             _ => {
                 let fl = BinaryFuse32::try_from(&hashes).unwrap();
-                row("binary fuse 32 (xorf; no 20-bit variant)", "-".into(), bpk(fl.fingerprints.len() * 4), 0.5f64.powi(32), None);
+                row(
+                    "binary fuse 32 (xorf; no 20-bit variant)",
+                    "-".into(),
+                    bpk(fl.fingerprints.len() * 4),
+                    0.5f64.powi(32),
+                    None,
+                );
             }
         }
         // Golomb-coded set (BIP158's construction): hashes mapped to
@@ -540,7 +645,13 @@ fn kinds() {
                 f64::from(p) + 1.0 + c / (1.0 - c)
             })
             .fold(f64::INFINITY, f64::min);
-        row("Golomb-coded set (BIP158 construction, computed)", "-".into(), gcs, f, None);
+        row(
+            "Golomb-coded set (BIP158 construction, computed)",
+            "-".into(),
+            gcs,
+            f,
+            None,
+        );
     }
     // BIP158's own parameters.
     let c = (-(2f64.powi(19)) / 784_931.0).exp();
@@ -594,7 +705,13 @@ fn ribbon() {
         ("0.01", 0.01),
     ];
     for (label, f) in targets {
-        let row = |name: &str, bits: f64, expected: f64, meas: Option<f64>, build: String, decode: String, query: String| {
+        let row = |name: &str,
+                   bits: f64,
+                   expected: f64,
+                   meas: Option<f64>,
+                   build: String,
+                   decode: String,
+                   query: String| {
             let m = meas.map_or("-".to_string(), |v| format!("{v:.3e}"));
             println!(
                 "| {label} | {name} | {bits:.3} | {:.3} | {expected:.3e} | {m} | {build} | {decode} | {query} |",
@@ -603,14 +720,27 @@ fn ribbon() {
         };
         let measurable = f * queries as f64 >= 5.0;
         // Ribbon, both ways of building it.
-        for (name, how) in [("ribbon (this crate)", Build::Compact), ("ribbon --fast (this crate)", Build::Fast)] {
-            let (tb, flt) = best(3, || RibbonFilter::from_hashes_with(&hashes, f, 1, how).unwrap());
+        for (name, how) in [
+            ("ribbon (this crate)", Build::Compact),
+            ("ribbon --fast (this crate)", Build::Fast),
+        ] {
+            let (tb, flt) = best(3, || {
+                RibbonFilter::from_hashes_with(&hashes, f, 1, how).unwrap()
+            });
             let frame = encode_ribbon(&flt);
             let (td, back) = best(3, || decode_ribbon(&frame, &lim).unwrap());
             assert_eq!(back, flt);
             assert!(hashes.iter().all(|&h| flt.contains_hash(h)));
             let (meas, qns) = probe(&|q| flt.contains(q));
-            row(name, bpk(frame.len()), flt.expected_fpr(), measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+            row(
+                name,
+                bpk(frame.len()),
+                flt.expected_fpr(),
+                measurable.then_some(meas),
+                ms(tb),
+                ms(td),
+                format!("{qns:.1}"),
+            );
         }
         // Binary fuse: the smallest fingerprint that reaches f.
         let fuse = |bits: u32| -> (f64, f64, f64, f64) {
@@ -635,10 +765,24 @@ fn ribbon() {
                 }
             }
         };
-        let fb = if f >= 1.0 / 256.0 { 8 } else if f >= 0.5f64.powi(16) { 16 } else { 32 };
+        let fb = if f >= 1.0 / 256.0 {
+            8
+        } else if f >= 0.5f64.powi(16) {
+            16
+        } else {
+            32
+        };
         let (bits, m, tb, ns) = fuse(fb);
         let fexp = 0.5f64.powi(fb as i32);
-        row(&format!("binary fuse {fb} (xorf)"), bits, fexp, (fexp * queries as f64 >= 5.0).then_some(m), ms(tb), "-".into(), format!("{ns:.1}"));
+        row(
+            &format!("binary fuse {fb} (xorf)"),
+            bits,
+            fexp,
+            (fexp * queries as f64 >= 5.0).then_some(m),
+            ms(tb),
+            "-".into(),
+            format!("{ns:.1}"),
+        );
         // Golomb-coded set: size computed as in `kinds`.
         let mm = 1.0 / f;
         let gcs = (0..=40)
@@ -647,15 +791,33 @@ fn ribbon() {
                 f64::from(p) + 1.0 + c / (1.0 - c)
             })
             .fold(f64::INFINITY, f64::min);
-        row("Golomb-coded set (BIP158 construction, computed)", gcs, f, None, "-".into(), "-".into(), "-".into());
+        row(
+            "Golomb-coded set (BIP158 construction, computed)",
+            gcs,
+            f,
+            None,
+            "-".into(),
+            "-".into(),
+            "-".into(),
+        );
         // Sparse kind.
         if let Ok(p) = plan_sparse_for_fpr(n, f, &Constraints::default()) {
             let params = FilterParams::new(p.m, p.k, 1);
-            let (tb, flt) = best(3, || SparseFilter::from_keys(params, (0..n).map(key)).unwrap());
+            let (tb, flt) = best(3, || {
+                SparseFilter::from_keys(params, (0..n).map(key)).unwrap()
+            });
             let frame = encode_sparse(&flt);
             let (td, _) = best(3, || decode_sparse(&frame, &lim).unwrap());
             let (meas, qns) = probe(&|q| flt.contains(q));
-            row("sparse (this crate; build hashes keys)", bpk(frame.len()), p.fpr, measurable.then_some(meas), ms(tb), ms(td), format!("{qns:.1}"));
+            row(
+                "sparse (this crate; build hashes keys)",
+                bpk(frame.len()),
+                p.fpr,
+                measurable.then_some(meas),
+                ms(tb),
+                ms(td),
+                format!("{qns:.1}"),
+            );
         }
     }
     // Build time against binary fuse 8, the yardstick at every rate, and
@@ -677,12 +839,19 @@ fn ribbon() {
         let compact_f = RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Compact).unwrap();
         let fast_f = RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Fast).unwrap();
         let p = plan_sparse_for_fpr(n, f, &Constraints::default()).unwrap();
-        let sparse = SparseFilter::from_keys(FilterParams::new(p.m, p.k, 1), (0..n).map(key)).unwrap();
+        let sparse =
+            SparseFilter::from_keys(FilterParams::new(p.m, p.k, 1), (0..n).map(key)).unwrap();
         let mut t = [f64::INFINITY; 6];
         for _ in 0..7 {
             let round = [
-                best(1, || RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Compact).unwrap()).0,
-                best(1, || RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Fast).unwrap()).0,
+                best(1, || {
+                    RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Compact).unwrap()
+                })
+                .0,
+                best(1, || {
+                    RibbonFilter::from_hashes_with(&hashes, f, 1, Build::Fast).unwrap()
+                })
+                .0,
                 best(1, || BinaryFuse8::try_from(&fuse_hashes).unwrap()).0,
                 query_ns(&|q| compact_f.contains(q)),
                 query_ns(&|q| fast_f.contains(q)),

@@ -35,7 +35,12 @@ fn measure(n: u64, bound: f64, tightening: f64) -> (usize, usize, f64, usize) {
 pub fn run() {
     println!("| n | bound | layers | scalable bytes (bits/key) | measured f | standard for n at that f | overhead | at tightening 0.8 | at 0.5 |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for (n, bound) in [(10_000u64, 0.01), (100_000, 0.01), (100_000, 0.001), (1_000_000, 0.01)] {
+    for (n, bound) in [
+        (10_000u64, 0.01),
+        (100_000, 0.01),
+        (100_000, 0.001),
+        (1_000_000, 0.01),
+    ] {
         let (bytes, layers, measured, std_bytes) = measure(n, bound, 0.9);
         let over = |b: usize, s: usize| format!("{:+.0}%", (b as f64 / s as f64 - 1.0) * 100.0);
         let (b8, _, _, s8) = measure(n, bound, 0.8);

@@ -46,7 +46,8 @@ pub fn run() {
             g.insert(&url(i));
         }
         let g_frame = encode(&g).len();
-        let g_hits = (n..n + PROBES).filter(|&i| g.contains(&url(i))).count() as f64 / PROBES as f64;
+        let g_hits =
+            (n..n + PROBES).filter(|&i| g.contains(&url(i))).count() as f64 / PROBES as f64;
         println!(
             "| {n} | {squid_bytes} | {fill:.3} | {} | {bound:.0} | {hits:.5} ({:.5}) | {}, {} | {g_frame} | {g_hits:.5} ({:.5}) |",
             frame.len(),

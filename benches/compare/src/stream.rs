@@ -64,12 +64,25 @@ pub fn run() {
     println!("| mode | what | wall time | peak RSS | beyond the 1 GiB filter |");
     println!("|---|---|---|---|---|");
     for (mode, what) in [
-        ("write", "build the filter, then `write_frame` to a `BufWriter<File>`"),
+        (
+            "write",
+            "build the filter, then `write_frame` to a `BufWriter<File>`",
+        ),
         ("read", "`read_frame` from a `BufReader<File>`"),
-        ("slurp", "`std::fs::read` the file, then `decode` (two threads)"),
+        (
+            "slurp",
+            "`std::fs::read` the file, then `decode` (two threads)",
+        ),
     ] {
-        let out = Command::new(&exe).args(["stream-child", mode, path]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(&exe)
+            .args(["stream-child", mode, path])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let line = String::from_utf8(out.stdout).unwrap();
         let mut parts = line.trim().splitn(3, ' ');
         let secs: f64 = parts.next().unwrap().parse().unwrap();

@@ -104,10 +104,16 @@ fn main() {
     // The same identity on the sparse and partitioned kinds (the filters
     // of v3_sparse_dense and v3_part_k3).
     let sparse = SparseFilter::from_keys(sp, keys(1, 300)).unwrap();
-    write("v3_ident_sparse", &sparse.encode_frame(Coding::Auto, Some(id)));
+    write(
+        "v3_ident_sparse",
+        &sparse.encode_frame(Coding::Auto, Some(id)),
+    );
     let mut part = PartitionedBloomFilter::new(FilterParams::new(3000, 3, 5)).unwrap();
     for key in keys(1, 200) {
         part.insert(key.as_bytes());
     }
-    write("v3_ident_part", &part.encode_frame(Coding::Adaptive, Some(id)));
+    write(
+        "v3_ident_part",
+        &part.encode_frame(Coding::Adaptive, Some(id)),
+    );
 }
