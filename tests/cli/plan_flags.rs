@@ -13,6 +13,14 @@ fn key_file(dir: &Path, name: &str, n: u64) -> PathBuf {
     keys(dir, name, (0..n).map(|i| format!("key-{i}")))
 }
 
+/// `cbloom build --keys FILE FLAGS… -o OUT`.
+fn build(file: &Path, out: &Path, flags: &[&str]) -> Output {
+    let mut args = vec!["build", "--keys", s(file)];
+    args.extend_from_slice(flags);
+    args.extend(["-o", s(out)]);
+    run(&args)
+}
+
 fn inspect_json(frame: &Path) -> serde_json::Value {
     let o = run(&["inspect", s(frame), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -67,18 +75,11 @@ fn raw_and_static_builds_are_planned_for_their_coding() {
         std::fs::remove_file(&out).unwrap();
     }
     // The note's bytes are the frame's.
-    let o = run(&[
-        "build",
-        "--keys",
-        s(&file),
-        "--fpr",
-        "0.001",
-        "--raw",
-        "--type",
-        "standard",
-        "-o",
-        s(&out),
-    ]);
+    let o = build(
+        &file,
+        &out,
+        &["--fpr", "0.001", "--raw", "--type", "standard"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let len = std::fs::metadata(&out).unwrap().len();
     let e = stderr(&o);
@@ -97,16 +98,7 @@ fn raw_and_static_builds_are_planned_for_their_coding() {
     assert!(f <= 0.001, "m {m} k {k}: {f}");
     std::fs::remove_file(&out).unwrap();
     for coding in ["--raw", "--static"] {
-        let o = run(&[
-            "build",
-            "--keys",
-            s(&file),
-            "--fpr",
-            "0.001",
-            coding,
-            "-o",
-            s(&out),
-        ]);
+        let o = build(&file, &out, &["--fpr", "0.001", coding]);
         assert!(o.status.success(), "{coding}: {}", stderr(&o));
         assert_eq!(inspect_json(&out)["kind"], "standard", "{coding}");
         std::fs::remove_file(&out).unwrap();
@@ -131,18 +123,7 @@ fn a_kind_without_the_coding_is_refused_before_the_keys_are_read() {
             "the scalable kind has no static coding",
         ),
     ] {
-        let o = run(&[
-            "build",
-            "--keys",
-            s(&missing),
-            "--fpr",
-            "0.01",
-            "--type",
-            kind,
-            coding,
-            "-o",
-            s(&out),
-        ]);
+        let o = build(&missing, &out, &["--fpr", "0.01", "--type", kind, coding]);
         let e = refused(&o, &out);
         assert!(e.contains(says), "{e}");
     }
@@ -156,17 +137,7 @@ fn plan_and_build_agree_on_a_capped_standard_budget() {
     let dir = tempfile::tempdir().unwrap();
     let file = key_file(dir.path(), "k.txt", 2000);
     let out = dir.path().join("f.cbf");
-    let o = run(&[
-        "build",
-        "--keys",
-        s(&file),
-        "--type",
-        "standard",
-        "--bytes",
-        "4000",
-        "-o",
-        s(&out),
-    ]);
+    let o = build(&file, &out, &["--type", "standard", "--bytes", "4000"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
@@ -363,17 +334,11 @@ fn a_cap_on_bits_per_key_is_blamed_as_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let file = key_file(dir.path(), "k.txt", 2000);
     let out = dir.path().join("f.cbf");
-    let o = run(&[
-        "build",
-        "--keys",
-        s(&file),
-        "--bytes",
-        "5000",
-        "--max-bits-per-key",
-        "0.5",
-        "-o",
-        s(&out),
-    ]);
+    let o = build(
+        &file,
+        &out,
+        &["--bytes", "5000", "--max-bits-per-key", "0.5"],
+    );
     let e = refused(&o, &out);
     assert!(
         e.starts_with("cbloom: error: --max-bits-per-key 0.5 caps m at 1000 bits for 2000 keys"),
@@ -410,7 +375,7 @@ fn a_useless_budget_prints_no_plan_first() {
     let dir = tempfile::tempdir().unwrap();
     let file = key_file(dir.path(), "k.txt", 2000);
     let out = dir.path().join("f.cbf");
-    let o = run(&["build", "--keys", s(&file), "--bytes", "25", "-o", s(&out)]);
+    let o = build(&file, &out, &["--bytes", "25"]);
     let e = refused(&o, &out);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(
