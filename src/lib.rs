@@ -57,7 +57,10 @@
 //!   `tokio`. Its tests start a `nats-server` of their own on loopback.
 
 #![cfg_attr(not(feature = "std"), no_std)]
-#![warn(unreachable_pub)] // the library's own: the other lints are in Cargo.toml's [lints]
+// The library's own (the other lints are in Cargo.toml's [lints]). Without
+// `internals` the internal modules are private and their `pub` items
+// unreachable by design.
+#![cfg_attr(feature = "internals", warn(unreachable_pub))]
 #![forbid(unsafe_code)] // Cargo.toml denies it everywhere; here no allow may lift it
 
 /// Declares the modules that decode bytes from strangers, with the lints that
@@ -66,8 +69,7 @@
 /// lint levels cover every submodule). docs/HARDENING.md lists the few
 /// function-level `allow`s and the argument for each.
 macro_rules! decoding_modules {
-    ($($(#[$attr:meta])* $name:ident),*) => {$(
-        $(#[$attr])*
+    (@lints $item:item) => {
         #[cfg_attr(
             not(test),
             deny(
@@ -78,7 +80,28 @@ macro_rules! decoding_modules {
                 clippy::arithmetic_side_effects
             )
         )]
+        $item
+    };
+    ($($(#[$attr:meta])* $name:ident),*) => {$(
+        decoding_modules!(@lints $(#[$attr])* pub mod $name;);
+    )*};
+}
+
+/// Declares modules that only the crate's CLI, tests, benches, fuzz
+/// targets and tools reach: public (and hidden from the docs) with the
+/// `internals` feature, `pub(crate)` without it. `decoding:` puts them under
+/// [`decoding_modules`]'s lints too.
+macro_rules! internal_modules {
+    (decoding: $($name:ident),*) => {$(
+        decoding_modules!(@lints #[cfg(feature = "internals")] #[doc(hidden)] pub mod $name;);
+        decoding_modules!(@lints #[cfg(not(feature = "internals"))] pub(crate) mod $name;);
+    )*};
+    ($($name:ident),*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
         pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
     )*};
 }
 
@@ -94,25 +117,13 @@ mod prelude {
     pub(crate) use alloc::vec::Vec;
 }
 
-// `coder`, `wire` and `math` are public for the crate's tests, benches,
-// fuzz targets and tools only: hidden from the docs, not part of the API.
-decoding_modules!(
-    #[doc(hidden)]
-    coder,
-    delta,
-    format,
-    kind,
-    kinds,
-    squid,
-    #[doc(hidden)]
-    wire
-);
+decoding_modules!(delta, format, kind, kinds, squid);
+internal_modules!(decoding: coder, wire);
 pub mod counting;
 pub mod filter;
 pub mod hash;
 #[cfg(feature = "std")]
-#[doc(hidden)]
-pub mod math;
+internal_modules!(math);
 #[cfg(feature = "nats")]
 pub mod nats;
 #[cfg(feature = "std")]

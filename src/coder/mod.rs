@@ -130,6 +130,7 @@ pub fn block_count(m: u64) -> u64 {
 /// entropy bound for quantisation of the model (12-bit frequencies) and the
 /// uniform coding of low run bits. `tests/coder_size.rs` checks real payloads
 /// against this bound.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn payload_bits_bound(m: u64, log2_binomial: f64) -> f64 {
     let blocks = block_count(m);
     let full = m / BLOCK_BITS;
@@ -470,6 +471,7 @@ pub fn decode_with_threads(
 ///
 /// # Errors
 /// As [`decode`].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn decode_counting(payload: &[u8], m: u64, words: &mut [u64]) -> Result<u64, CoderError> {
     decode_work(payload, m, words, 1)
 }

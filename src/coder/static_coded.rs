@@ -178,6 +178,7 @@ fn pick_block_log(m: u64, sub: &[u64]) -> u8 {
 /// # Panics
 /// If `words` holds fewer than ⌈m/64⌉ words (a caller bug: every
 /// [`BloomFilter`](crate::BloomFilter) holds exactly that many).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn encode(words: &[u64], m: u64, out: &mut Vec<u8>) {
     encode_with(words, m, out, encode_threads(m), Choice::default());
 }
@@ -193,6 +194,7 @@ pub(crate) fn encode_threads(m: u64) -> usize {
 ///
 /// # Panics
 /// As [`encode`].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn encode_with(words: &[u64], m: u64, out: &mut Vec<u8>, threads: usize, choice: Choice) {
     let parts = encode_parts(words, m, threads, choice);
     out.reserve(parts.len());
@@ -472,6 +474,7 @@ pub fn decode(payload: &[u8], m: u64, words: &mut [u64]) -> Result<(), CoderErro
 ///
 /// # Errors
 /// As [`decode`].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn decode_with_threads(
     payload: &[u8],
     m: u64,
@@ -491,6 +494,7 @@ pub fn decode_with_threads(
 ///
 /// # Errors
 /// As [`decode`].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn decode_portable(
     payload: &[u8],
     m: u64,
@@ -506,6 +510,7 @@ pub fn decode_portable(
 ///
 /// # Errors
 /// As [`decode`].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and benches
 pub fn decode_counting(payload: &[u8], m: u64, words: &mut [u64]) -> Result<u64, CoderError> {
     decode_work(payload, m, words, 1, true)
 }

@@ -10,13 +10,11 @@
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
-#[doc(hidden)]
-pub mod any;
+internal_modules!(any);
 mod coding;
 mod convert;
 mod error;
-#[doc(hidden)]
-pub mod header;
+internal_modules!(header);
 #[cfg(feature = "std")]
 pub mod stream;
 /// The receiver's limits (they live in [`crate::wire`]; re-exported here

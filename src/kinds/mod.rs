@@ -6,10 +6,8 @@
 
 pub mod partitioned;
 pub mod sparse;
-#[doc(hidden)]
-pub mod bits;
-#[doc(hidden)]
-pub mod counting;
+internal_modules!(bits);
+internal_modules!(counting);
 pub use bits::KindDeltaError;
 pub use counting::CountingError;
 pub mod scalable;

@@ -43,6 +43,7 @@ pub fn for_update(update: &Update) -> HeaderMap {
 
 /// The kind and identity a message's headers claim; `None` if any is
 /// missing or malformed.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 #[doc(hidden)]
 pub fn identity(headers: &HeaderMap) -> Option<(UpdateKind, UpdateId)> {
     let num = |name: &str| headers.get(name)?.as_str().parse::<u64>().ok();

@@ -45,8 +45,7 @@
 
 mod config;
 mod error;
-#[doc(hidden)]
-pub mod headers;
+internal_modules!(headers);
 mod publisher;
 mod subscriber;
 

@@ -28,11 +28,9 @@ use crate::filter::{MAX_K, MAX_M};
 use crate::format::{header, varint};
 pub use crate::kinds::ribbon::Build;
 
-#[doc(hidden)]
-pub mod kinds;
+internal_modules!(kinds);
 pub use kinds::{plan_scalable, plan_scalable_for_size};
-#[doc(hidden)]
-pub mod receiver;
+internal_modules!(receiver);
 pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
 mod recommend;
 pub use recommend::{for_kind, recommend, Choice, Needs, SCALABLE_INITIAL_CAPACITY};

@@ -136,6 +136,7 @@ fn plan_kind_at_n(
 /// # Errors
 /// [`PlanError::InvalidArgument`] for the sparse kind, which has no raw
 /// frame.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn raw_frame_bytes(
     kind: PlanKind,
     n: u64,
@@ -170,6 +171,7 @@ pub fn raw_frame_bytes(
 /// # Errors
 /// The sparse kind (no raw frame); invalid arguments; a budget under the
 /// smallest raw frame; a target no m within `cons.max_m` reaches.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn plan_kind_raw(
     kind: PlanKind,
     n: u64,
@@ -371,6 +373,7 @@ pub fn plan_for_receiver(
 /// Points of the trade-off between frame and receiver memory for one
 /// kind: the plan under each cap on m/n of `caps` (bits per key), the
 /// smallest-frame plan last. Caps that give no plan are left out.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn tradeoff(
     kind: PlanKind,
     n: u64,

@@ -50,17 +50,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[doc(hidden)]
-pub mod build;
-#[doc(hidden)]
-pub mod filter;
-#[doc(hidden)]
-pub mod hash;
-#[doc(hidden)]
-pub mod payload;
+internal_modules!(build);
+internal_modules!(filter);
+internal_modules!(hash);
+internal_modules!(payload);
 #[cfg(feature = "std")]
-#[doc(hidden)]
-pub mod plan;
+internal_modules!(plan);
 mod sizing;
 mod solve;
 

@@ -22,6 +22,7 @@ pub struct Estimate {
 
 /// Rows expected for n keys built the [`Build::Compact`] way, and at least
 /// one band of 128.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn expected_rows(n: u64) -> u64 {
     expected_rows_with(n, Build::Compact)
 }
@@ -37,6 +38,7 @@ pub fn expected_rows_with(n: u64, how: Build) -> u64 {
 ///
 /// # Errors
 /// [`RibbonError::Params`] for a rate outside (2^-64, 1/2].
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn for_fpr(n: u64, fpr: f64) -> Result<Estimate, RibbonError> {
     for_fpr_with(n, fpr, Build::Compact)
 }
@@ -66,6 +68,7 @@ pub fn for_fpr_with(n: u64, fpr: f64, how: Build) -> Result<Estimate, RibbonErro
 ///
 /// # Errors
 /// [`RibbonError::Params`] if even f = 1/2 does not fit.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 pub fn for_bytes(n: u64, bytes: u64) -> Result<Estimate, RibbonError> {
     for_bytes_with(n, bytes, Build::Compact)
 }
