@@ -39,9 +39,10 @@
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::prelude::*;
 
+internal! {
 /// The saturating maximum of a counter.
-#[doc(hidden)]
 pub const MAX_COUNT: u8 = 15;
+}
 
 /// A Bloom filter of 4-bit counters.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -191,15 +191,16 @@ impl Iterator for Positions {
 
 impl ExactSizeIterator for Positions {}
 
+internal! {
 /// Maps a 64-bit value uniformly onto `[0, m)`: `⌊x·m / 2^64⌋`.
 ///
 /// Each output has either ⌊2^64/m⌋ or ⌈2^64/m⌉ preimages, so the relative
 /// deviation from uniform is at most m/2^64 (below 2^-24 for m < 2^40), and
 /// unlike `x mod m` it uses the high bits of x.
 #[inline]
-#[doc(hidden)]
 pub fn reduce(x: u64, m: u64) -> u64 {
     ((u128::from(x) * u128::from(m)) >> 64) as u64
+}
 }
 
 #[cfg(test)]

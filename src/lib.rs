@@ -52,6 +52,10 @@
 //! * `tokio`: `tokio_codec::FrameCodec`, a `tokio_util` codec that
 //!   frames a byte stream, enforcing the limits from each header before
 //!   buffering the payload.
+//! * `internals`: the crate's own modules (the coder, the wire primitives,
+//!   the header parser, the kinds' payload codecs and work counters) for
+//!   its CLI, tests, benches, fuzz targets and tools. **Unstable and
+//!   outside semver**: not for library users; the CLI turns it on.
 //! * `nats`: fleet distribution over NATS JetStream (`nats::NatsPublisher`,
 //!   `nats::NatsSubscriber`) with the official `async-nats` client; brings
 //!   `tokio`. Its tests start a `nats-server` of their own on loopback.
@@ -105,6 +109,23 @@ macro_rules! internal_modules {
     )*};
 }
 
+/// Declares one item that only the crate's CLI, tests, benches, fuzz
+/// targets and tools use: `pub` (and hidden from the docs) with the
+/// `internals` feature, `pub(crate)` without it.
+macro_rules! internal {
+    ($(#[$m:meta])* pub $($item:tt)*) => {
+        $(#[$m])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub $($item)*
+
+        $(#[$m])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) $($item)*
+    };
+}
+
 extern crate alloc;
 
 /// `Vec`, `String`, `format!` and friends from `alloc`, for the modules that
@@ -138,10 +159,14 @@ pub mod tokio_codec;
 pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
-    decode, decode_any, decode_from_buf, encode, encode_any, encode_as, encode_into, encode_static,
-    encode_to_buf, encode_with, encode_with_identity, inspect, max_encoded_len, AnyFilter, Coding,
-    DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
+    decode, decode_any, decode_from_buf, encode, encode_any, encode_into, encode_to_buf,
+    encode_with, inspect, max_encoded_len, AnyFilter, Coding, DecodeError, DecodeLimits,
+    EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
 };
+internal! {
+    /// Encoders the crate's tests and tools pin frame types with.
+    pub use format::{encode_as, encode_static, encode_with_identity};
+}
 pub use hash::{HashScheme, KeyHash};
 pub use kind::{apply_delta, decode_as, Kind};
 #[cfg(feature = "std")]

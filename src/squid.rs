@@ -31,82 +31,88 @@ use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::limits::DecodeLimits;
 use thiserror::Error;
 
+internal! {
 /// Length of Squid's digest header, `StoreDigestCBlock`.
-#[doc(hidden)]
 pub const CBLOCK_LEN: usize = 128;
+}
+internal! {
 /// The digest version Squid writes (`CacheDigestVer.current`).
-#[doc(hidden)]
 pub const CURRENT_VERSION: i16 = 5;
+}
+internal! {
 /// The oldest digest version Squid reads (`CacheDigestVer.required`).
-#[doc(hidden)]
 pub const REQUIRED_VERSION: i16 = 3;
+}
+internal! {
 /// Squid's `CacheDigestHashFuncCount`: four positions per key.
-#[doc(hidden)]
 pub const HASH_FUNC_COUNT: u8 = 4;
-/// Squid's default `digest_bits_per_entry`.
-pub const DEFAULT_BITS_PER_ENTRY: u8 = 5;
+}
+internal! {
 /// The largest mask Squid computes (`CacheDigest::CalcMaskSize`): 268,435,454
 /// bytes, so that `8 · mask_size` stays below `INT_MAX`.
-#[doc(hidden)]
 pub const MAX_MASK_SIZE: u32 = 268_435_454;
-/// Squid's digests are refused for lookups when more than this share of
-/// the mask is set (`peerDigestUseful`: 65%).
-pub const MAX_USEFUL_UTILISATION: f64 = 0.65;
+}
 
-/// Squid's method ids (`Http::MethodType`), the first byte of a store key.
-pub mod method {
+/// An HTTP method as Squid numbers it in a store key (`METHOD_GET` = 1,
+/// …); methods past DELETE keep their number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Method(pub u8);
+
+impl Method {
     /// GET, the method of almost every digest entry.
-    pub const GET: u8 = 1;
+    pub const GET: Method = Method(1);
     /// POST.
-    pub const POST: u8 = 2;
+    pub const POST: Method = Method(2);
     /// PUT.
-    pub const PUT: u8 = 3;
+    pub const PUT: Method = Method(3);
     /// HEAD.
-    pub const HEAD: u8 = 4;
+    pub const HEAD: Method = Method(4);
     /// CONNECT.
-    pub const CONNECT: u8 = 5;
+    pub const CONNECT: Method = Method(5);
     /// TRACE.
-    pub const TRACE: u8 = 6;
+    pub const TRACE: Method = Method(6);
     /// OPTIONS.
-    pub const OPTIONS: u8 = 7;
+    pub const OPTIONS: Method = Method(7);
     /// DELETE.
-    pub const DELETE: u8 = 8;
+    pub const DELETE: Method = Method(8);
 
-    /// The id of a method name (case-insensitive), or of a number given as
+    /// The method of a name (case-insensitive), or of a number given as
     /// text (for the methods past DELETE, as Squid numbers them).
-    pub fn parse(name: &str) -> Option<u8> {
-        let id = match name.to_ascii_uppercase().as_str() {
-            "GET" => GET,
-            "POST" => POST,
-            "PUT" => PUT,
-            "HEAD" => HEAD,
-            "CONNECT" => CONNECT,
-            "TRACE" => TRACE,
-            "OPTIONS" => OPTIONS,
-            "DELETE" => DELETE,
-            other => return other.parse().ok(),
+    pub fn parse(name: &str) -> Option<Method> {
+        let method = match name.to_ascii_uppercase().as_str() {
+            "GET" => Method::GET,
+            "POST" => Method::POST,
+            "PUT" => Method::PUT,
+            "HEAD" => Method::HEAD,
+            "CONNECT" => Method::CONNECT,
+            "TRACE" => Method::TRACE,
+            "OPTIONS" => Method::OPTIONS,
+            "DELETE" => Method::DELETE,
+            other => return other.parse().ok().map(Method),
         };
-        Some(id)
+        Some(method)
     }
 }
 
+internal! {
 /// The key Squid hashes for a URL: the method id, then the URL's bytes
 /// (`storeKeyPublic`). Hash it with [`HashScheme::SquidMd5`](crate::HashScheme::SquidMd5).
-#[doc(hidden)]
-pub fn store_key(method: u8, url: &[u8]) -> Vec<u8> {
+pub fn store_key(method: Method, url: &[u8]) -> Vec<u8> {
     let mut key = Vec::with_capacity(url.len().saturating_add(1));
-    key.push(method);
+    key.push(method.0);
     key.extend_from_slice(url);
     key
 }
+}
 
+internal! {
 /// Squid's `CacheDigest::CalcMaskSize`: ⌈capacity · bits_per_entry / 8⌉,
 /// capped at [`MAX_MASK_SIZE`].
-#[doc(hidden)]
 pub fn calc_mask_size(capacity: u64, bits_per_entry: u8) -> u32 {
     let bits = u128::from(capacity).saturating_mul(u128::from(bits_per_entry));
     let bytes = bits.div_ceil(8);
     bytes.min(u128::from(MAX_MASK_SIZE)) as u32
+}
 }
 
 /// Why a Squid digest was refused. The messages follow Squid's own.
@@ -374,8 +380,15 @@ pub struct SquidDigest {
 }
 
 impl SquidDigest {
+    /// Squid's default `digest_bits_per_entry`.
+    pub const DEFAULT_BITS_PER_ENTRY: u8 = 5;
+
+    /// Squid's digests are refused for lookups when more than this share of
+    /// the mask is set (`peerDigestUseful`: 65%).
+    pub const MAX_USEFUL_UTILISATION: f64 = 0.65;
+
     /// An empty digest sized as Squid sizes one: `capacity` entries at
-    /// `bits_per_entry` bits each ([`DEFAULT_BITS_PER_ENTRY`] is Squid's
+    /// `bits_per_entry` bits each ([`SquidDigest::DEFAULT_BITS_PER_ENTRY`] is Squid's
     /// default).
     ///
     /// # Errors
@@ -383,10 +396,10 @@ impl SquidDigest {
     ///
     /// # Examples
     /// ```
-    /// use compressed_bloom::squid::{method, SquidDigest};
-    /// let mut d = SquidDigest::new(1000, 5)?;
-    /// d.add(method::GET, b"http://example.com/");
-    /// assert!(d.contains(method::GET, b"http://example.com/"));
+    /// use compressed_bloom::squid::{Method, SquidDigest};
+    /// let mut d = SquidDigest::new(1000, SquidDigest::DEFAULT_BITS_PER_ENTRY)?;
+    /// d.add(Method::GET, b"http://example.com/");
+    /// assert!(d.contains(Method::GET, b"http://example.com/"));
     /// assert_eq!(d.cblock().count(), 1);
     /// let bytes = d.to_squid_bytes();
     /// assert_eq!(bytes.len(), 128 + 625);
@@ -469,9 +482,9 @@ impl SquidDigest {
         self.filter
     }
 
-    /// Adds a URL requested with `method` (see [`method`]), and counts it in
+    /// Adds a URL requested with `method` (see [`Method`]), and counts it in
     /// the header as Squid does.
-    pub fn add(&mut self, method: u8, url: &[u8]) {
+    pub fn add(&mut self, method: Method, url: &[u8]) {
         self.add_key(&store_key(method, url));
     }
 
@@ -484,7 +497,7 @@ impl SquidDigest {
 
     /// Whether Squid would answer "may be cached" for this URL and method
     /// (all four bits set: `cacheDigestTest`).
-    pub fn contains(&self, method: u8, url: &[u8]) -> bool {
+    pub fn contains(&self, method: Method, url: &[u8]) -> bool {
         self.filter.contains(&store_key(method, url))
     }
 
@@ -495,7 +508,7 @@ impl SquidDigest {
     }
 
     /// The share of mask bits set; Squid stops using a peer's digest above
-    /// [`MAX_USEFUL_UTILISATION`].
+    /// [`SquidDigest::MAX_USEFUL_UTILISATION`].
     pub fn utilisation(&self) -> f64 {
         self.filter.fill_ratio()
     }
@@ -525,9 +538,9 @@ mod tests {
 
     #[test]
     fn method_names() {
-        assert_eq!(method::parse("get"), Some(1));
-        assert_eq!(method::parse("DELETE"), Some(8));
-        assert_eq!(method::parse("12"), Some(12));
-        assert_eq!(method::parse("FETCH"), None);
+        assert_eq!(Method::parse("get"), Some(Method::GET));
+        assert_eq!(Method::parse("DELETE"), Some(Method(8)));
+        assert_eq!(Method::parse("12"), Some(Method(12)));
+        assert_eq!(Method::parse("FETCH"), None);
     }
 }

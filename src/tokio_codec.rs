@@ -25,9 +25,10 @@ use bytes::{BufMut, Bytes, BytesMut};
 use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
 
+internal! {
 /// The most the codec reserves beyond the bytes buffered (1 MiB).
-#[doc(hidden)]
 pub const RESERVE_AHEAD: usize = 1 << 20;
+}
 
 /// Why the codec failed.
 #[derive(Debug, Error)]

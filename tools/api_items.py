@@ -3,9 +3,17 @@
 constants, statics, structs, enums, traits, type aliases and modules
 (methods, fields and variants aside), as a user browsing the docs meets them.
 
-Run: RUSTC_BOOTSTRAP=1 cargo rustdoc --lib --all-features -- \
-       -Z unstable-options --output-format json
-     python3 tools/api_items.py target/doc/compressed_bloom.json
+The public surface is counted with every feature but `cli` (which adds no
+library item) and `internals` (the crate's own unstable modules, for its
+CLI, tests, benches, fuzz targets and tools), hidden items included: a
+`#[doc(hidden)]` item that is `pub` and reachable is still API.
+
+Run: RUSTC_BOOTSTRAP=1 cargo rustdoc --lib --no-default-features \
+       --features std,simd,serde,tokio,nats -- \
+       -Z unstable-options --output-format json --document-hidden-items
+     python3 tools/api_items.py target/doc/compressed_bloom.json [--max N]
+
+With --max N it exits 1 when the total is over N.
 """
 import collections
 import json
@@ -16,7 +24,13 @@ KINDS = ("function", "constant", "static", "struct", "enum", "trait", "type_alia
 
 
 def main() -> int:
-    path = sys.argv[1] if len(sys.argv) > 1 else "target/doc/compressed_bloom.json"
+    args = sys.argv[1:]
+    limit = None
+    if "--max" in args:
+        at = args.index("--max")
+        limit = int(args[at + 1])
+        del args[at : at + 2]
+    path = args[0] if args else "target/doc/compressed_bloom.json"
     doc = json.load(open(path))
     index = doc["index"]
     root = doc["root"]
@@ -63,6 +77,9 @@ def main() -> int:
     for k, v in sorted(counts.items()):
         print(f"{k:12} {v}")
     print(f"{'total':12} {total} (modules aside)")
+    if limit is not None and total > limit:
+        print(f"the public surface is {total} items, over the limit of {limit}")
+        return 1
     return 0
 
 

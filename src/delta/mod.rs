@@ -35,20 +35,23 @@ use crate::kinds::counting;
 use crate::kinds::scalable::{self, ScalableBloomFilter};
 use crate::filter::Digester;
 
+internal! {
 /// Bytes of the two digests at the front of a delta payload.
-#[doc(hidden)]
 pub const DIGESTS_LEN: usize = format::header::DELTA_MIN_PAYLOAD as usize;
+}
 
+internal! {
 /// Smallest conditional delta payload: the digests and two one-byte varints.
-#[doc(hidden)]
 pub const CONDITIONAL_MIN_PAYLOAD: usize =
     format::header::CONDITIONAL_DELTA_MIN_PAYLOAD as usize;
+}
 
+internal! {
 /// The content digest of a filter ([`BloomFilter::digest`]), which deltas
 /// name as their base and result.
-#[doc(hidden)]
 pub fn digest(f: &BloomFilter) -> u64 {
     f.digest()
+}
 }
 
 /// A delta frame's header and digests.
@@ -66,7 +69,6 @@ pub struct DeltaHeader {
 
 /// Where a conditional delta's two coded parts lie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[doc(hidden)]
 pub struct PartLayout {
     /// Number of 1 bits in the base (so the part for the base's 0s has
     /// m − base_ones bits and the part for its 1s has base_ones bits).
@@ -223,6 +225,7 @@ pub fn encode_delta(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, Fil
     Ok(Change::new(old, new, None)?.smallest(old, new))
 }
 
+internal! {
 /// As [`encode_delta`], in a version-3 frame that carries the update
 /// identity `id` of the version it produces (docs/FORMAT.md section 5): the
 /// delta turns version `id.seq − 1` of the stream into `id.seq`.
@@ -230,7 +233,6 @@ pub fn encode_delta(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, Fil
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme
 /// differ; [`FilterError::InvalidSeq`] if `id.seq` is 0.
-#[doc(hidden)]
 pub fn encode_delta_with_identity(
     old: &BloomFilter,
     new: &BloomFilter,
@@ -241,30 +243,33 @@ pub fn encode_delta_with_identity(
     }
     Ok(Change::new(old, new, Some(id))?.smallest(old, new))
 }
+}
 
+internal! {
 /// Encodes the conditional delta (type 3, format version 2) that turns `old`
 /// into `new`: the XOR bits at the base's 0 positions and at its 1 positions
 /// coded as two arrays.
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-#[doc(hidden)]
 pub fn encode_delta_conditional(
     old: &BloomFilter,
     new: &BloomFilter,
 ) -> Result<Vec<u8>, FilterError> {
     Ok(Change::new(old, new, None)?.conditional(old, new))
 }
+}
 
+internal! {
 /// Encodes the plain delta (type 2, format version 1) that turns `old` into
 /// `new`: the XOR coded without reference to the base, as in the paper.
 /// [`encode_delta`] is smaller; this one is for version-1 receivers.
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-#[doc(hidden)]
 pub fn encode_delta_plain(old: &BloomFilter, new: &BloomFilter) -> Result<Vec<u8>, FilterError> {
     Ok(Change::new(old, new, None)?.plain(new))
+}
 }
 
 /// Parses and checks a delta frame (header, limits, lengths, CRC, and for a
@@ -373,10 +378,10 @@ fn part_layout(h: &FrameHeader, payload: &[u8]) -> Result<PartLayout, DecodeErro
     })
 }
 
+internal! {
 /// One coded array of a delta: how many bits it covers and how many of them
 /// are 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[doc(hidden)]
 pub struct DeltaPart {
     /// Bits in the array (m for a plain delta).
     pub bits: u64,
@@ -385,7 +390,9 @@ pub struct DeltaPart {
     /// Coded bytes of the array.
     pub coded_bytes: usize,
 }
+}
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 impl DeltaPart {
     /// Entropy bound log2 C(bits, ones) of the array, in bits.
     #[cfg(feature = "std")]
@@ -394,9 +401,9 @@ impl DeltaPart {
     }
 }
 
+internal! {
 /// What a delta frame holds, found by decoding it without a base.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[doc(hidden)]
 pub struct DeltaSummary {
     /// Header and digests.
     pub header: DeltaHeader,
@@ -404,7 +411,9 @@ pub struct DeltaSummary {
     /// part for the base's 0 positions, then the part for its 1 positions.
     pub parts: Vec<DeltaPart>,
 }
+}
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 impl DeltaSummary {
     /// Changed bits (ones of the XOR) in all parts.
     pub fn changed_bits(&self) -> u64 {
@@ -485,12 +494,12 @@ fn decode_array(
         .map_err(|source| DecodeError::Payload { offset: at, source })
 }
 
+internal! {
 /// Decodes a delta frame's coded arrays to count their bits, without the
 /// base (`cbloom inspect`). Memory: one coder block.
 ///
 /// # Errors
 /// As [`inspect_delta`], and malformed coded bits.
-#[doc(hidden)]
 pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, DecodeError> {
     let d = inspect_delta(data, limits)?;
     if matches!(d.frame.kind, FilterKind::Scalable | FilterKind::Counting) {
@@ -526,6 +535,7 @@ pub fn summarize(data: &[u8], limits: &DecodeLimits) -> Result<DeltaSummary, Dec
         });
     }
     Ok(DeltaSummary { header: d, parts })
+}
 }
 
 /// A delta decoded against its base: the plain delta's decoder yields the
@@ -688,27 +698,28 @@ fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
     }
 }
 
+internal! {
 /// Encodes the smallest delta (conditional or plain, as [`encode_delta`])
 /// that turns the partitioned filter `old` into `new`: the XOR of their bit
 /// arrays, in a version-3 frame of kind 2.
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-#[doc(hidden)]
 pub fn encode_delta_partitioned(
     old: &PartitionedBloomFilter,
     new: &PartitionedBloomFilter,
 ) -> Result<Vec<u8>, FilterError> {
     encode_delta_partitioned_as(old, new, FilterType::Coded)
 }
+}
 
+internal! {
 /// [`encode_delta_partitioned`] with the delta type chosen:
 /// [`FilterType::Delta`] (plain), [`FilterType::ConditionalDelta`], or any
 /// other for the smaller (docs/FORMAT.md section 8.2 allows both types).
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-#[doc(hidden)]
 pub fn encode_delta_partitioned_as(
     old: &PartitionedBloomFilter,
     new: &PartitionedBloomFilter,
@@ -722,13 +733,14 @@ pub fn encode_delta_partitioned_as(
         _ => change.smallest(old.bits(), new.bits()),
     })
 }
+}
 
+internal! {
 /// Applies a partitioned filter's delta (kind 2) to `base`, as [`apply`]
 /// does for a standard filter; on any error `base` is unchanged.
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-#[doc(hidden)]
 pub fn apply_partitioned(
     base: &mut PartitionedBloomFilter,
     data: &[u8],
@@ -739,6 +751,7 @@ pub fn apply_partitioned(
     same_params(&d.frame.params, base.params())?;
     let held = digest(base.bits());
     apply_partitioned_checked(base, held, data, &d).map(|_| ())
+}
 }
 
 /// [`apply_partitioned`] for a receiver that holds `base`'s digest: a
@@ -760,6 +773,7 @@ pub(crate) fn apply_partitioned_checked(
     Ok(got)
 }
 
+internal! {
 /// Encodes the delta that turns the sparse filter `old` into `new` (type 2
 /// under kind 4, docs/FORMAT.md section 8.4): the two filters' sparse
 /// digests, then the positions whose bit differs, Rice-coded like a sparse
@@ -767,7 +781,6 @@ pub(crate) fn apply_partitioned_checked(
 ///
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-#[doc(hidden)]
 pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec<u8>, FilterError> {
     if old.params() != new.params() {
         return Err(FilterError::ParamsMismatch {
@@ -783,6 +796,7 @@ pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec
     let fields = HeaderFields::of_kind(FilterKind::Sparse, FilterType::Delta);
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }
+}
 
 /// The changed positions of a sparse delta, decoded; their list is held
 /// to the receiver's memory limit at its count, before it is allocated.
@@ -797,6 +811,7 @@ fn sparse_changes(
         .map_err(|source| format::any::sparse_error(at, source, limits, None))
 }
 
+internal! {
 /// Applies a sparse filter's delta (type 2, kind 4) to `base`: checks the
 /// base's sparse digest, flips the listed positions, and checks the
 /// result's digest before replacing `base`; on any error `base` is
@@ -804,7 +819,6 @@ fn sparse_changes(
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-#[doc(hidden)]
 pub fn apply_sparse(
     base: &mut SparseFilter,
     data: &[u8],
@@ -815,6 +829,7 @@ pub fn apply_sparse(
     same_params(&d.frame.params, base.params())?;
     let held = sparse::digest(base);
     apply_sparse_checked(base, held, data, &d, limits).map(|_| ())
+}
 }
 
 /// [`apply_sparse`] for a receiver that holds `base`'s digest: a delta
@@ -854,6 +869,7 @@ pub(crate) fn apply_sparse_checked(
     Ok(got)
 }
 
+internal! {
 /// Encodes the delta that turns the scalable filter `old` into `new` (type
 /// 2 under kind 3, docs/FORMAT.md section 8.3): layer by layer, the XOR of
 /// each layer `old` has, then the layers `new` opened since, whole.
@@ -861,7 +877,6 @@ pub(crate) fn apply_sparse_checked(
 /// # Errors
 /// [`ScalableError::Layer`](crate::kinds::scalable::ScalableError) if
 /// `new` is not `old` grown (same seed, policy and old layers' shapes).
-#[doc(hidden)]
 pub fn encode_delta_scalable(
     old: &ScalableBloomFilter,
     new: &ScalableBloomFilter,
@@ -870,6 +885,7 @@ pub fn encode_delta_scalable(
     let fields = HeaderFields::of_kind(FilterKind::Scalable, FilterType::Delta);
     let p = crate::format::any::scalable_params(new);
     Ok(format::frame_bytes(&p, new.len(), &fields, &payload))
+}
 }
 
 /// A delta's parameters against its base's: `ParamsMismatch` unless equal.
@@ -883,6 +899,7 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
     Ok(())
 }
 
+internal! {
 /// Applies a scalable filter's delta (type 2, kind 3) to `base`: checks
 /// the base's digest, XORs each old layer's change, adds the new layers,
 /// and checks the result's digest before replacing `base`; on any error
@@ -899,7 +916,6 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
 /// [`DecodeError::LimitExceeded`] for a delta that may add more than the
 /// expansion limit allows.
-#[doc(hidden)]
 pub fn apply_scalable(
     base: &mut ScalableBloomFilter,
     data: &[u8],
@@ -910,6 +926,7 @@ pub fn apply_scalable(
     scalable_seed(&d, base)?;
     let held = base.digest();
     apply_scalable_checked(base, held, data, &d, limits).map(|_| ())
+}
 }
 
 /// A scalable delta's seed against its base's: `ParamsMismatch` unless equal.
@@ -964,6 +981,7 @@ fn kind_delta_error<E>(
     }
 }
 
+internal! {
 /// Encodes the delta that turns the counting filter `old` into `new` (type
 /// 2 under kind 1, docs/FORMAT.md section 8.1): the map of changed counters
 /// and their new values.
@@ -971,7 +989,6 @@ fn kind_delta_error<E>(
 /// # Errors
 /// [`FilterError::ParamsMismatch`] if the filters' parameters differ, or no
 /// memory for the map.
-#[doc(hidden)]
 pub fn encode_delta_counting(
     old: &CountingBloomFilter,
     new: &CountingBloomFilter,
@@ -986,7 +1003,9 @@ pub fn encode_delta_counting(
     let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Delta);
     Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
 }
+}
 
+internal! {
 /// Applies a counting filter's delta (type 2, kind 1) to `base`: checks the
 /// base's digest, sets the changed counters, and checks the result's digest
 /// before replacing `base`; on any error `base` is unchanged. Memory: the
@@ -994,7 +1013,6 @@ pub fn encode_delta_counting(
 ///
 /// # Errors
 /// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-#[doc(hidden)]
 pub fn apply_counting(
     base: &mut CountingBloomFilter,
     data: &[u8],
@@ -1005,6 +1023,7 @@ pub fn apply_counting(
     same_params(&d.frame.params, base.params())?;
     let held = counting::digest(base);
     apply_counting_checked(base, held, data, &d, limits).map(|_| ())
+}
 }
 
 /// [`apply_counting`] for a receiver that holds `base`'s digest: a delta
@@ -1030,13 +1049,13 @@ pub(crate) fn apply_counting_checked(
     Ok(d.result_digest)
 }
 
+internal! {
 /// Decodes a delta frame to its XOR bit array (as a filter with the frame's
 /// parameters and the new version's n). A conditional delta is coded given
 /// its base, so the base is needed; it must be the filter the delta names.
 ///
 /// # Errors
 /// As [`apply`], except [`DecodeError::ResultMismatch`].
-#[doc(hidden)]
 pub fn decode_xor(
     base: &BloomFilter,
     data: &[u8],
@@ -1057,6 +1076,7 @@ pub fn decode_xor(
         d,
         BloomFilter::from_words_unchecked(d.frame.params, d.frame.n, words),
     ))
+}
 }
 
 /// Applies a delta frame (either type) to `base`. On success `base` is the

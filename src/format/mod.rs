@@ -17,13 +17,15 @@ mod error;
 internal_modules!(header);
 #[cfg(feature = "std")]
 pub mod stream;
+internal! {
 /// The receiver's limits (they live in [`crate::wire`]; re-exported here
 /// where frame decoders look for them).
-#[doc(hidden)]
 pub use crate::wire::limits;
+}
+internal! {
 /// LEB128 varints ([`crate::wire::varint`], re-exported for frame code).
-#[doc(hidden)]
 pub use crate::wire::varint;
+}
 
 use crate::coder;
 use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
@@ -33,14 +35,17 @@ pub use error::{DecodeError, EncodeError};
 pub use any::{decode_any, encode_any, AnyFilter};
 // Each kind's own frame functions, for tests, tools and the CLI; the API
 // is the `Kind` trait and `decode_as`.
-#[doc(hidden)]
+internal! {
 pub use any::{
     decode_counting, decode_partitioned, decode_scalable, decode_sparse, decode_squid,
     encode_counting, encode_counting_raw, encode_partitioned, encode_partitioned_raw,
     encode_partitioned_static, encode_scalable, encode_scalable_raw, encode_sparse, encode_squid,
     encode_squid_raw,
 };
-pub use any::{decode_ribbon, encode_ribbon};
+}
+internal! {
+    pub use any::{decode_ribbon, encode_ribbon};
+}
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
 pub use limits::{
@@ -94,6 +99,7 @@ pub fn encode_with(filter: &BloomFilter, coding: Coding) -> Vec<u8> {
     encode_bits(filter, FilterKind::Standard, None, None, coding)
 }
 
+internal! {
 /// Encodes `filter` with a chosen payload type. Asking for [`FilterType::Coded`]
 /// when coding does not shrink the payload still yields a raw frame, because
 /// such a coded frame would be rejected by every decoder. A filter alone
@@ -104,7 +110,6 @@ pub fn encode_with(filter: &BloomFilter, coding: Coding) -> Vec<u8> {
 /// [`FilterType::StaticCoded`] gives a version-3 frame of type 4 (or raw,
 /// likewise): faster to decode at every density, and readable only by
 /// decoders of this format's version 3 with type 4 ([`encode_static`]).
-#[doc(hidden)]
 pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
     match ty {
         FilterType::Raw => encode_with(filter, Coding::Raw),
@@ -112,7 +117,9 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
         _ => encode_with(filter, Coding::Adaptive),
     }
 }
+}
 
+internal! {
 /// Encodes `filter` static-coded (type 4, docs/FORMAT.md "Type 4") if
 /// that is smaller than raw, raw otherwise: a version-3 frame of type 4,
 /// or the version-1 raw frame of [`encode_as`] with [`FilterType::Raw`]. Type 4
@@ -132,16 +139,16 @@ pub fn encode_as(filter: &BloomFilter, ty: FilterType) -> Vec<u8> {
 /// assert_eq!(decode(&frame, &DecodeLimits::default())?, f);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[doc(hidden)]
 pub fn encode_static(filter: &BloomFilter) -> Vec<u8> {
     encode_static_with(filter, coder::static_coded::Choice::default())
 }
+}
 
+internal! {
 /// [`encode_static`] with the static coder's choices made by the caller:
 /// the block size (smaller blocks decode on more threads, larger ones cost
 /// fewer bytes) and the mode of every block. Every choice decodes the same
 /// filter; the default is [`encode_static`]'s.
-#[doc(hidden)]
 pub fn encode_static_with(
     filter: &BloomFilter,
     choice: coder::static_coded::Choice,
@@ -155,7 +162,9 @@ pub fn encode_static_with(
         choice,
     )
 }
+}
 
+internal! {
 /// Encodes `filter` as version `id` of a published stream (docs/FORMAT.md
 /// section 5): coded if that is smaller, raw otherwise, in a version-3
 /// frame that carries the identity. [`crate::Subscriber`] uses it to order
@@ -170,9 +179,9 @@ pub fn encode_static_with(
 /// assert_eq!(format::inspect(&frame, &Default::default())?.identity, Some(id));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[doc(hidden)]
 pub fn encode_with_identity(filter: &BloomFilter, id: UpdateId) -> Vec<u8> {
     encode_bits(filter, FilterKind::Standard, Some(id), None, Coding::Auto)
+}
 }
 
 /// A bit array of `kind` (standard or partitioned, or a Squid mask) coded

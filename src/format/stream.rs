@@ -56,14 +56,15 @@ pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024
 /// 64 KiB buffer: 16 MiB with room to spare.
 pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
 
+internal! {
 /// [`read_frame`] allocates the filter once the payload has brought one
 /// byte per this many bytes of it: the default expansion limit, so a frame
 /// within it has that many bytes, and the reader holds at most ⌈m/8⌉/4096
 /// bytes of payload before the filter (128 KiB for m = 2^32). A frame the
 /// expansion floor admits may be shorter: the filter is then allocated
 /// once its whole payload has arrived.
-#[doc(hidden)]
 pub const PREFIX_EXPANSION: u64 = crate::wire::limits::DEFAULT_MAX_EXPANSION;
+}
 
 /// I/O chunk for raw payloads.
 const CHUNK: usize = 64 * 1024;
@@ -198,6 +199,7 @@ pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> 
     })
 }
 
+internal! {
 /// Writes a counting filter as a raw frame (type 0, kind 1; the bytes of
 /// [`encode_counting_raw`](super::encode_counting_raw)) without a copy of
 /// its counters: what `cbloom decode` writes for the counting kind.
@@ -205,7 +207,6 @@ pub fn write_raw_frame<W: Write>(filter: &BloomFilter, w: W) -> io::Result<u64> 
 ///
 /// # Errors
 /// The writer's.
-#[doc(hidden)]
 pub fn write_counting_raw_frame<W: Write>(
     filter: &crate::CountingBloomFilter,
     w: W,
@@ -217,17 +218,19 @@ pub fn write_counting_raw_frame<W: Write>(
         put_counters(filter, |bytes| out.put(bytes))
     })
 }
+}
 
+internal! {
 /// Writes a counting filter's counters, two per byte, low nibble first
 /// (the ⌈m/2⌉ bytes of its raw payload), without a copy of them; returns
 /// the bytes written.
 ///
 /// # Errors
 /// The writer's.
-#[doc(hidden)]
 pub fn write_counters<W: Write>(filter: &crate::CountingBloomFilter, mut w: W) -> io::Result<u64> {
     put_counters(filter, |bytes| w.write_all(bytes))?;
     Ok(crate::kinds::counting::raw_len(filter.params().m))
+}
 }
 
 /// Hands a counting filter's ⌈m/2⌉ counter bytes to `put`, without a copy.
@@ -560,6 +563,7 @@ impl<'a> CheckedFrame<'a> {
     }
 }
 
+internal! {
 /// [`CheckedFrame::new`] then [`CheckedFrame::write_bits`]: the array of
 /// the one frame in `frame` to `w` as packed bytes, decoded block by block.
 /// A damaged frame writes nothing. Returns the header and the bytes
@@ -567,7 +571,6 @@ impl<'a> CheckedFrame<'a> {
 ///
 /// # Errors
 /// As those two; on error, what was written is a prefix to discard.
-#[doc(hidden)]
 pub fn write_frame_bits<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
@@ -577,12 +580,13 @@ pub fn write_frame_bits<W: Write>(
     let written = checked.write_bits(w)?;
     Ok((checked.header, written))
 }
+}
 
+internal! {
 /// [`CheckedFrame::new`] then [`CheckedFrame::write_raw`].
 ///
 /// # Errors
 /// As those two; on error, what was written is a prefix to discard.
-#[doc(hidden)]
 pub fn write_frame_raw<W: Write>(
     frame: &[u8],
     limits: &DecodeLimits,
@@ -592,11 +596,12 @@ pub fn write_frame_raw<W: Write>(
     let written = checked.write_raw(w)?;
     Ok((checked.header, written))
 }
+}
 
+internal! {
 /// Whether [`CheckedFrame`] (and [`write_frame_bits`], [`write_frame_raw`])
 /// takes a frame with this header: a standard filter (not a Squid digest)
 /// or a partitioned one, raw, coded or static-coded.
-#[doc(hidden)]
 pub fn streams_bits(h: &header::FrameHeader) -> bool {
     matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
         && h.squid_cblock.is_none()
@@ -604,6 +609,7 @@ pub fn streams_bits(h: &header::FrameHeader) -> bool {
             h.filter_type,
             FilterType::Raw | FilterType::Coded | FilterType::StaticCoded
         )
+}
 }
 
 /// Decodes the payload of a frame [`CheckedFrame::new`] checked, block by

@@ -8,7 +8,9 @@ pub mod partitioned;
 pub mod sparse;
 internal_modules!(bits);
 internal_modules!(counting);
-pub use bits::KindDeltaError;
+internal! {
+    pub use bits::KindDeltaError;
+}
 pub use counting::CountingError;
 pub mod scalable;
 pub mod ribbon;

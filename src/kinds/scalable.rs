@@ -57,9 +57,10 @@ pub trait LayerPlanner {
     fn layer(&self, policy: &ScalablePolicy, i: u32) -> Result<(u64, u32), ScalableError>;
 }
 
+internal! {
 /// Most layers a scalable filter may have (a frame with more is refused).
-#[doc(hidden)]
 pub const MAX_LAYERS: u64 = 64;
+}
 
 /// How a scalable filter grows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -192,10 +193,11 @@ pub struct ScalableBloomFilter {
 
 impl Eq for ScalableBloomFilter {}
 
+internal! {
 /// The seed of layer i: the filter's seed plus i (mod 2^64).
-#[doc(hidden)]
 pub fn layer_seed(seed: u64, i: u64) -> u64 {
     seed.wrapping_add(i)
+}
 }
 
 impl ScalableBloomFilter {
@@ -393,9 +395,9 @@ fn put_layer(out: &mut Vec<u8>, l: &Layer, raw: bool) {
     put_bits(out, l.filter.as_words(), p.m, raw);
 }
 
+internal! {
 /// The full payload (type 1): policy, layer count, layers (each coded when
 /// that is smaller, or every layer raw if `raw`).
-#[doc(hidden)]
 pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
     let mut out = Vec::new();
     put_policy(&mut out, &f.policy);
@@ -405,7 +407,9 @@ pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
     }
     out
 }
+}
 
+internal! {
 /// The delta payload (type 2) from `old` to `new`, which must share seed
 /// and policy and extend `old`'s layers (same m and k for each old layer):
 /// the two digests, the result's layer count, for each old layer its new
@@ -413,7 +417,6 @@ pub fn encode_payload(f: &ScalableBloomFilter, raw: bool) -> Vec<u8> {
 ///
 /// # Errors
 /// [`ScalableError::Layer`] if `new` does not extend `old`.
-#[doc(hidden)]
 pub fn encode_delta_payload(
     old: &ScalableBloomFilter,
     new: &ScalableBloomFilter,
@@ -451,6 +454,7 @@ pub fn encode_delta_payload(
         put_layer(&mut out, l, false);
     }
     Ok(out)
+}
 }
 
 /// A cursor over a payload that reports where it failed.
@@ -556,9 +560,9 @@ impl<'a> Reader<'a> {
     }
 }
 
+internal! {
 /// What the header declares, which the layers must add up to.
 #[derive(Clone, Copy, Debug)]
-#[doc(hidden)]
 pub struct Declared {
     /// m: the sum of the layers' m.
     pub m: u64,
@@ -568,6 +572,7 @@ pub struct Declared {
     pub n: u64,
     /// The filter's seed.
     pub seed: u64,
+}
 }
 
 fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), ScalableError> {
@@ -586,16 +591,18 @@ fn check_totals(f: &ScalableBloomFilter, d: &Declared, at: usize) -> Result<(), 
     Ok(())
 }
 
+internal! {
 /// Decodes a full payload (type 1). The header's m (the sum of the layers'
 /// m) was checked against the limits before this allocates anything.
 ///
 /// # Errors
 /// Any malformed part.
-#[doc(hidden)]
 pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilter, ScalableError> {
     decode_payload_work(payload, d).map(|(f, _)| f)
 }
+}
 
+internal! {
 /// [`decode_payload`], also returning the decoder's work: the layers'
 /// coding steps (each bounded as the standard kind's, 5 per output bit
 /// plus one per block) plus one per layer (at most 64). The header's m
@@ -604,7 +611,6 @@ pub fn decode_payload(payload: &[u8], d: &Declared) -> Result<ScalableBloomFilte
 ///
 /// # Errors
 /// As [`decode_payload`].
-#[doc(hidden)]
 pub fn decode_payload_work(
     payload: &[u8],
     d: &Declared,
@@ -642,16 +648,18 @@ pub fn decode_payload_work(
     check_totals(&f, d, r.at)?;
     Ok((f, r.work))
 }
+}
 
+internal! {
 /// Why a scalable delta does not apply.
-#[doc(hidden)]
 pub type ScalableDeltaError = super::bits::KindDeltaError<ScalableError>;
+}
 
+internal! {
 /// Applies a delta payload to `base` (in place; unchanged on any error).
 ///
 /// # Errors
 /// The wrong base, a malformed payload, or a result that does not match.
-#[doc(hidden)]
 pub fn apply_delta_payload(
     base: &mut ScalableBloomFilter,
     payload: &[u8],
@@ -720,4 +728,5 @@ pub fn apply_delta_payload(
     }
     *base = result;
     Ok(())
+}
 }

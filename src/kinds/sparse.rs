@@ -43,9 +43,10 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// Zeros between select samples of the Elias–Fano upper bits.
 const SAMPLE: u64 = 256;
 
+internal! {
 /// Largest Rice parameter (a gap is below m ≤ 2^56).
-#[doc(hidden)]
 pub const MAX_RICE: u8 = 56;
+}
 
 /// Why a sparse payload was rejected. Offsets are in bits from the start of
 /// the Rice-coded gaps, or in bytes from the start of the payload where
@@ -115,12 +116,12 @@ pub enum SparseError {
     },
 }
 
+internal! {
 /// A static sorted set of distinct integers below `universe`, in the
 /// Elias–Fano representation: each value's low `l` bits in a packed array,
 /// its high part in unary in a bit vector, plus a select index over that
 /// bit vector (one sample per 256 zeros).
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[doc(hidden)]
 pub struct EliasFano {
     len: u64,
     universe: u64,
@@ -132,6 +133,7 @@ pub struct EliasFano {
     /// How many values the list was made for, and the last one pushed.
     cap: u64,
     last: Option<u64>,
+}
 }
 
 /// `count` bits of `words` from bit `at` (count ≤ 64).
@@ -194,6 +196,7 @@ fn shape(len: u64, universe: u64) -> (u32, u64, [u64; 3]) {
     (l, high_bits, [low_words, high_bits.div_ceil(64), samples])
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
 impl EliasFano {
     /// Heap bytes a finished list of `len` values below `universe` holds
     /// (its low bits, upper bits and select samples, in 8-byte words),
@@ -587,11 +590,11 @@ impl BitWriter<'_> {
     }
 }
 
+internal! {
 /// The content digest of a sparse filter (docs/FORMAT.md section 8.4):
 /// XXH3-64 (seed 0) of the scheme id (1 byte), the varints seed, m and k,
 /// the kind byte 4, the varint w, then each position as a u64 LE. Computed
 /// from the positions, in time and memory independent of m.
-#[doc(hidden)]
 pub fn digest(f: &SparseFilter) -> u64 {
     let p = f.params();
     let mut head = vec![p.scheme.id()];
@@ -617,10 +620,11 @@ pub fn digest(f: &SparseFilter) -> u64 {
     h.update(buf.get(..n).unwrap_or_default());
     h.digest()
 }
+}
 
+internal! {
 /// The symmetric difference of two sorted lists (positions in exactly one
 /// of them), in increasing order.
-#[doc(hidden)]
 pub fn symmetric_difference<'a>(
     a: impl Iterator<Item = u64> + 'a,
     b: impl Iterator<Item = u64> + 'a,
@@ -641,14 +645,15 @@ pub fn symmetric_difference<'a>(
         }
     })
 }
+}
 
+internal! {
 /// The filter `base` with the positions of `changes` flipped, declaring
 /// `n` keys. Memory: the result's Elias–Fano list.
 ///
 /// # Errors
 /// No memory; a change at or past m cannot occur (the changes list was
 /// decoded for the same m).
-#[doc(hidden)]
 pub fn apply_changes(
     base: &SparseFilter,
     changes: &EliasFano,
@@ -666,7 +671,9 @@ pub fn apply_changes(
         set,
     })
 }
+}
 
+internal! {
 /// Appends the sparse payload of sorted distinct `positions` below m:
 /// varint count, then (if any) the Rice parameter byte and the Rice-coded
 /// gaps, least significant bit first. Picks the parameter that makes the
@@ -676,7 +683,6 @@ pub fn apply_changes(
 /// m, as [`SparseFilter`] keeps them), so its arithmetic cannot overflow:
 /// gaps are below m ≤ 2^56.
 #[allow(clippy::arithmetic_side_effects)]
-#[doc(hidden)]
 pub fn encode_payload(positions: &[u64], m: u64, out: &mut Vec<u8>) {
     let w = positions.len() as u64;
     varint::put(out, w);
@@ -716,6 +722,7 @@ pub fn encode_payload(positions: &[u64], m: u64, out: &mut Vec<u8>) {
         bits.put(g, r);
     }
     bits.finish();
+}
 }
 
 /// Reads bits least significant first from a byte slice.
@@ -800,17 +807,19 @@ impl Bits<'_> {
     }
 }
 
+internal! {
 /// Decodes a sparse payload for an m-bit filter into an Elias–Fano list.
 /// Allocates only after checking that the declared count fits both m and
 /// the payload's bits; runs in time linear in the payload.
 ///
 /// # Errors
 /// A [`SparseError`] saying what and where.
-#[doc(hidden)]
 pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> {
     decode_payload_work(payload, m).map(|(set, _)| set)
 }
+}
 
+internal! {
 /// [`decode_payload`] for a receiver that allows the list at most
 /// `max_bytes` of memory: once the count is read and found possible
 /// (docs/FORMAT.md section 8.4, step 3), a list whose
@@ -819,7 +828,6 @@ pub fn decode_payload(payload: &[u8], m: u64) -> Result<EliasFano, SparseError> 
 ///
 /// # Errors
 /// As [`decode_payload`], and [`SparseError::ListTooLarge`].
-#[doc(hidden)]
 pub fn decode_payload_within(
     payload: &[u8],
     m: u64,
@@ -827,7 +835,9 @@ pub fn decode_payload_within(
 ) -> Result<EliasFano, SparseError> {
     decode_payload_bounded(payload, m, max_bytes).map(|(set, _)| set)
 }
+}
 
+internal! {
 /// [`decode_payload`], also returning the decoder's work: its reads of the
 /// gap bits (single bits, 64-bit windows and whole bytes of ones). Each
 /// position costs at most two windows, and every other read advances at
@@ -837,9 +847,9 @@ pub fn decode_payload_within(
 ///
 /// # Errors
 /// As [`decode_payload`].
-#[doc(hidden)]
 pub fn decode_payload_work(payload: &[u8], m: u64) -> Result<(EliasFano, u64), SparseError> {
     decode_payload_bounded(payload, m, u64::MAX)
+}
 }
 
 fn decode_payload_bounded(

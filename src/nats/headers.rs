@@ -24,8 +24,8 @@ pub const FULL: &str = "full";
 /// The value of [`KIND`] for a delta.
 pub const DELTA: &str = "delta";
 
+internal! {
 /// The headers describing `update`.
-#[doc(hidden)]
 pub fn for_update(update: &Update) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(STREAM, update.id.stream.to_string().as_str());
@@ -40,11 +40,12 @@ pub fn for_update(update: &Update) -> HeaderMap {
     );
     h
 }
+}
 
+internal! {
 /// The kind and identity a message's headers claim; `None` if any is
 /// missing or malformed.
 #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI and tests
-#[doc(hidden)]
 pub fn identity(headers: &HeaderMap) -> Option<(UpdateKind, UpdateId)> {
     let num = |name: &str| headers.get(name)?.as_str().parse::<u64>().ok();
     let kind = match headers.get(KIND)?.as_str() {
@@ -60,6 +61,7 @@ pub fn identity(headers: &HeaderMap) -> Option<(UpdateKind, UpdateId)> {
             seq: num(SEQ)?,
         },
     ))
+}
 }
 
 #[cfg(test)]

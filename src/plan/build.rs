@@ -18,6 +18,7 @@ use crate::KeyHash;
 /// every block with a 64th).
 const LOWEST_RATE_BITS: f64 = 64.0;
 
+internal! {
 /// The ribbon filter of the lowest rate whose frame fits `budget` bytes,
 /// with its frame, from key hashes made with `seed`. A ribbon frame's size
 /// is known only once built (the retries add a few rows per shard), so a
@@ -29,7 +30,6 @@ const LOWEST_RATE_BITS: f64 = 64.0;
 /// # Errors
 /// [`PlanError::Infeasible`] when not even f = 1/2 fits, naming the size
 /// it would take.
-#[doc(hidden)]
 pub fn ribbon_within(
     hashes: &[KeyHash],
     seed: u64,
@@ -63,6 +63,7 @@ pub fn ribbon_within(
             hashes.len()
         ),
     })
+}
 }
 
 impl Choice {

@@ -118,6 +118,7 @@ fn plan(
 /// positions list stops being sparse.
 const SPARSE_MAX_K: u32 = 8;
 
+internal! {
 /// The sparse filter (k ≤ 8) with the lowest false-positive rate whose
 /// frame stays within `budget_bytes` with probability ≥ `cons.confidence`.
 /// `cons.max_m` does not bound a sparse filter's memory (it holds
@@ -135,7 +136,6 @@ const SPARSE_MAX_K: u32 = 8;
 /// assert!(p.fpr < 2.5e-6 && p.bound_bytes <= 260_000, "{p:?}");
 /// # Ok::<(), compressed_bloom::plan::PlanError>(())
 /// ```
-#[doc(hidden)]
 pub fn plan_sparse_for_size(
     n: u64,
     budget_bytes: u64,
@@ -145,13 +145,14 @@ pub fn plan_sparse_for_size(
     let at = |m, k| sparse_plan(n, m, k, cons);
     lowest_fpr_within(n, budget_bytes, cons, k_max, |_| 1, at, |_| true)
 }
+}
 
+internal! {
 /// The smallest expected sparse frame (k ≤ 8) whose false-positive rate is
 /// at most `target_fpr`.
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
-#[doc(hidden)]
 pub fn plan_sparse_for_fpr(n: u64, target_fpr: f64, cons: &Constraints) -> Result<Plan, PlanError> {
     let k_max = cons.k_cap().min(SPARSE_MAX_K);
     let fpr_at = |m, k| fpr_finite(m, n, k);
@@ -167,6 +168,7 @@ pub fn plan_sparse_for_fpr(n: u64, target_fpr: f64, cons: &Constraints) -> Resul
         |m| vec![m],
         |_| true,
     )
+}
 }
 
 fn partitioned_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
@@ -185,13 +187,13 @@ fn partitioned_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
     )
 }
 
+internal! {
 /// The partitioned filter with the lowest false-positive rate whose frame
 /// stays within `budget_bytes` with probability ≥ `cons.confidence` (m a
 /// multiple of k).
 ///
 /// # Errors
 /// Invalid constraints, or a budget too small for any frame.
-#[doc(hidden)]
 pub fn plan_partitioned_for_size(
     n: u64,
     budget_bytes: u64,
@@ -200,13 +202,14 @@ pub fn plan_partitioned_for_size(
     let at = |m, k| partitioned_plan(n, m, k, cons);
     lowest_fpr_within(n, budget_bytes, cons, cons.k_cap(), u64::from, at, |_| true)
 }
+}
 
+internal! {
 /// The smallest expected partitioned frame whose false-positive rate is at
 /// most `target_fpr`.
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
-#[doc(hidden)]
 pub fn plan_partitioned_for_fpr(
     n: u64,
     target_fpr: f64,
@@ -225,6 +228,7 @@ pub fn plan_partitioned_for_fpr(
         |m| vec![m],
         |_| true,
     )
+}
 }
 
 /// The counter distribution of a counting filter of n keys: counter
@@ -310,6 +314,7 @@ fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
     plan(n, m, k, fpr_finite(m, n, k), expected, bound, coded, cons)
 }
 
+internal! {
 /// The counting filter (kind 1) with the lowest false-positive rate whose
 /// frame stays within `budget_bytes` with probability ≥ `cons.confidence`
 /// and decodes under the default expansion limit.
@@ -318,7 +323,6 @@ fn counting_plan(n: u64, m: u64, k: u32, cons: &Constraints) -> Plan {
 ///
 /// # Errors
 /// Invalid constraints, or a budget too small for any frame.
-#[doc(hidden)]
 pub fn plan_counting_for_size(
     n: u64,
     budget_bytes: u64,
@@ -335,13 +339,14 @@ pub fn plan_counting_for_size(
         counting_decodable,
     )
 }
+}
 
+internal! {
 /// The smallest expected counting frame whose false-positive rate is at
 /// most `target_fpr`.
 ///
 /// # Errors
 /// Invalid arguments, or no m within `cons.max_m` reaches the target.
-#[doc(hidden)]
 pub fn plan_counting_for_fpr(
     n: u64,
     target_fpr: f64,
@@ -362,6 +367,7 @@ pub fn plan_counting_for_fpr(
         widen,
         counting_decodable,
     )
+}
 }
 
 /// The layers a scalable filter (kind 3) opens for `n` keys under `policy`

@@ -29,14 +29,20 @@ use crate::format::{header, varint};
 pub use crate::kinds::ribbon::Build;
 
 internal_modules!(kinds);
-pub use kinds::{plan_scalable, plan_scalable_for_size};
+internal! {
+    pub use kinds::{plan_scalable, plan_scalable_for_size};
+}
 internal_modules!(receiver);
 pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
 mod recommend;
-pub use recommend::{for_kind, recommend, Choice, Needs, SCALABLE_INITIAL_CAPACITY};
+pub use recommend::{for_kind, recommend, Choice, Needs};
+internal! {
+    pub use recommend::SCALABLE_INITIAL_CAPACITY;
+}
 mod build;
-#[doc(hidden)]
+internal! {
 pub use build::ribbon_within;
+}
 mod scalable;
 use crate::math::{binary_entropy, log2_binomial_real, normal_quantile};
 pub use scalable::CompressedLayers;
@@ -176,8 +182,8 @@ pub struct Plan {
     pub delta_fraction: Option<f64>,
 }
 
+internal! {
 /// False-positive rate, asymptotic form (1 − e^{−kn/m})^k.
-#[doc(hidden)]
 pub fn fpr_asymptotic(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 0.0;
@@ -185,9 +191,10 @@ pub fn fpr_asymptotic(m: u64, n: u64, k: u32) -> f64 {
     let t = f64::from(k) * n as f64 / m as f64;
     (-(-t).exp_m1()).powi(k as i32)
 }
+}
 
+internal! {
 /// False-positive rate, finite form (1 − (1 − 1/m)^{kn})^k.
-#[doc(hidden)]
 pub fn fpr_finite(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 0.0;
@@ -200,9 +207,10 @@ pub fn fpr_finite(m: u64, n: u64, k: u32) -> f64 {
     let kn = f64::from(k) * n as f64;
     (-(kn * (-1.0 / m as f64).ln_1p()).exp_m1()).powi(k as i32)
 }
+}
 
+internal! {
 /// Expected fraction of zero bits, (1 − 1/m)^{kn}.
-#[doc(hidden)]
 pub fn zero_fraction(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 {
         return 1.0;
@@ -213,11 +221,12 @@ pub fn zero_fraction(m: u64, n: u64, k: u32) -> f64 {
     let kn = f64::from(k) * n as f64;
     (kn * (-1.0 / m as f64).ln_1p()).exp()
 }
+}
 
+internal! {
 /// Variance of the number of zero bits X after kn uniform throws into m bits:
 /// Var X = m·a(1 − a) + m(m − 1)(b − a²), a = (1 − 1/m)^{kn}, b = (1 − 2/m)^{kn},
 /// evaluated as b − a² = a²·expm1(kn·ln(1 − 1/(m − 1)²)) to avoid cancellation.
-#[doc(hidden)]
 pub fn zero_count_variance(m: u64, n: u64, k: u32) -> f64 {
     if n == 0 || m <= 1 {
         return 0.0;
@@ -233,10 +242,11 @@ pub fn zero_count_variance(m: u64, n: u64, k: u32) -> f64 {
     let b_minus_a2 = a * a * (kn * (-1.0 / d).ln_1p()).exp_m1();
     (mf * a * (1.0 - a) + mf * (mf - 1.0) * b_minus_a2).max(0.0)
 }
+}
 
+internal! {
 /// Probability q that a bit of the XOR delta is 1 when a fraction c of the n
 /// keys is replaced (§IV): q = 2p(1 − p^c), p the zero fraction.
-#[doc(hidden)]
 pub fn delta_density(m: u64, n: u64, k: u32, c: f64) -> f64 {
     let p = zero_fraction(m, n, k);
     if p <= 0.0 {
@@ -244,10 +254,11 @@ pub fn delta_density(m: u64, n: u64, k: u32, c: f64) -> f64 {
     }
     2.0 * p * (1.0 - p.powf(c))
 }
+}
 
+internal! {
 /// A point (m/n, k) evaluated the way the paper's tables are.
 #[derive(Clone, Debug, PartialEq)]
-#[doc(hidden)]
 pub struct Evaluation {
     /// Keys.
     pub n: u64,
@@ -270,10 +281,11 @@ pub struct Evaluation {
     /// Delta figures when a change fraction was given.
     pub delta: Option<DeltaEvaluation>,
 }
+}
 
+internal! {
 /// Delta figures for an [`Evaluation`].
 #[derive(Clone, Debug, PartialEq)]
-#[doc(hidden)]
 pub struct DeltaEvaluation {
     /// Fraction of keys replaced.
     pub c: f64,
@@ -292,13 +304,14 @@ pub struct DeltaEvaluation {
     /// plain delta, as `delta::encode_delta` sends).
     pub expected_bytes: f64,
 }
+}
 
+internal! {
 /// Evaluates f and the transmitted sizes at a given (m, k) for n keys, and
 /// the delta sizes if `delta_fraction` is given.
 ///
 /// # Errors
 /// m or k out of range, n = 0 with a delta fraction, c outside (0, 1].
-#[doc(hidden)]
 pub fn evaluate(
     n: u64,
     m: u64,
@@ -349,6 +362,7 @@ pub fn evaluate(
         expected_bytes: SizeModel::filter(m, n, k, 0).expected_frame_bytes(),
         delta,
     })
+}
 }
 
 fn check_fraction(c: f64) -> Result<(), PlanError> {
@@ -668,10 +682,10 @@ fn plan_fpr(kind: Kind, n: u64, target: f64, cons: &Constraints) -> Result<Plan,
     Ok(make_plan(kind, n, m, k, cons))
 }
 
+internal! {
 /// Frame size in bytes that a filter of n keys with (m, k), or its delta at
 /// change fraction `delta_fraction`, stays within with probability at least
 /// `cons.confidence` (the quantity [`plan_for_size`] keeps under the budget).
-#[doc(hidden)]
 pub fn frame_bound_bytes(
     n: u64,
     m: u64,
@@ -683,13 +697,15 @@ pub fn frame_bound_bytes(
     kind.model(m, n, k, cons.seed)
         .bound_frame_bytes(normal_quantile(cons.confidence))
 }
+}
 
+internal! {
 /// Expected frame size in bytes of a filter of n keys with (m, k), or of its
 /// delta at change fraction `delta_fraction`.
-#[doc(hidden)]
 pub fn expected_frame_bytes(n: u64, m: u64, k: u32, delta_fraction: Option<f64>, seed: u64) -> f64 {
     let kind = delta_fraction.map_or(Kind::Filter, Kind::Delta);
     kind.model(m, n, k, seed).expected_frame_bytes()
+}
 }
 
 /// The filter with the lowest false-positive rate whose frame stays within
@@ -750,18 +766,19 @@ pub fn plan_delta_for_fpr(
     plan_fpr(Kind::Delta(c), n, target_fpr, cons)
 }
 
+internal! {
 /// The standard (uncompressed-optimal) filter for the same byte budget, for
 /// comparison: m fills the raw frame, k is the best integer near ln2·m/n.
 ///
 /// # Errors
 /// A budget too small for a raw frame.
-#[doc(hidden)]
 pub fn standard_for_size(n: u64, budget_bytes: u64, seed: u64) -> Result<Plan, PlanError> {
     let raw_fits = |m: u64| {
         m.div_ceil(8) + header::frame_overhead(seed, m, 1, n, m.div_ceil(8)) as u64 <= budget_bytes
     };
     let m = largest_m(MAX_M, raw_fits).ok_or_else(|| too_small(budget_bytes))?;
     Ok(raw_standard(n, m, seed))
+}
 }
 
 /// The standard filter of m bits (sent raw) with the best integer k for
@@ -777,12 +794,12 @@ fn raw_standard(n: u64, m: u64, seed: u64) -> Plan {
     plan
 }
 
+internal! {
 /// The standard filter (sent raw) with the smallest m whose best integer k
 /// reaches `target_fpr`, for comparison with [`plan_for_fpr`].
 ///
 /// # Errors
 /// Invalid target, or none within 2^56 bits.
-#[doc(hidden)]
 pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, PlanError> {
     if !(target_fpr > 0.0 && target_fpr < 1.0) {
         return Err(invalid("fpr", target_fpr, "a probability in (0, 1)"));
@@ -795,14 +812,15 @@ pub fn standard_for_fpr(n: u64, target_fpr: f64, seed: u64) -> Result<Plan, Plan
     })?;
     Ok(raw_standard(n, m, seed))
 }
+}
 
+internal! {
 /// The standard filter (k the best integer near ln2·m/n) with the largest m
 /// whose *delta* at change fraction `c` fits `budget_bytes`, with the delta's
 /// sizes: the first column of the paper's Tables VI and VII.
 ///
 /// # Errors
 /// c outside (0, 1], or a budget too small for any delta frame.
-#[doc(hidden)]
 pub fn standard_delta_for_size(
     n: u64,
     c: f64,
@@ -825,13 +843,14 @@ pub fn standard_delta_for_size(
         cons,
     ))
 }
+}
 
+internal! {
 /// The standard filter reaching `target_fpr` (smallest m, best integer k),
 /// with the sizes of its delta at change fraction `c`.
 ///
 /// # Errors
 /// Invalid arguments, or no m within 2^56 bits reaches the target.
-#[doc(hidden)]
 pub fn standard_delta_for_fpr(
     n: u64,
     c: f64,
@@ -843,6 +862,7 @@ pub fn standard_delta_for_fpr(
     let s = standard_for_fpr(n, target_fpr, cons.seed)?;
     Ok(make_plan(Kind::Delta(c), n, s.m, s.k, cons))
 }
+}
 
 fn raw_sizes(plan: &mut Plan, seed: u64) {
     let raw = plan.m.div_ceil(8);
@@ -853,9 +873,9 @@ fn raw_sizes(plan: &mut Plan, seed: u64) {
     plan.coded = false;
 }
 
+internal! {
 /// The integer k minimising the finite false-positive rate for (m, n),
 /// i.e. ⌊ln2·m/n⌋ or ⌈ln2·m/n⌉ (clamped to 1..=MAX_K).
-#[doc(hidden)]
 pub fn best_k_uncompressed(m: u64, n: u64) -> u32 {
     if n == 0 {
         return 1;
@@ -868,6 +888,7 @@ pub fn best_k_uncompressed(m: u64, n: u64) -> u32 {
     } else {
         lo
     }
+}
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::{method, SquidDigest};
+use compressed_bloom::squid::{Method, SquidDigest};
 use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -33,7 +33,7 @@ fn every_type_round_trips_as_its_frame() {
         b.insert(k);
         c.insert(k);
         p.insert(k);
-        d.add(method::GET, k);
+        d.add(Method::GET, k);
     }
     let s = SparseFilter::from_keys(FilterParams::new(1 << 40, 1, 1), &keys).unwrap();
     both(&b, &format::encode(&b));

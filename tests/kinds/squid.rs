@@ -8,7 +8,7 @@
 use crate::common;
 
 use compressed_bloom::format::{self, AnyFilter};
-use compressed_bloom::squid::{self, method, CBlock, SquidDigest, SquidError};
+use compressed_bloom::squid::{CBlock, Method, SquidDigest, SquidError};
 use compressed_bloom::{
     decode_any, encode, encode_as, BloomFilter, DecodeError, DecodeLimits, FilterError,
     FilterParams, FilterType, HashScheme,
@@ -56,7 +56,7 @@ fn answers_exactly_as_the_reference_does() {
     assert_eq!(queries.len(), expected.len());
     for (url, want) in queries.iter().zip(&expected) {
         assert_eq!(
-            d.contains(method::GET, url),
+            d.contains(Method::GET, url),
             want == b"1",
             "{}",
             String::from_utf8_lossy(url)
@@ -65,11 +65,11 @@ fn answers_exactly_as_the_reference_does() {
     // Every cached URL is present (no false negatives), and the other
     // method byte hashes elsewhere: HEAD of a cached URL is mostly absent.
     for url in lines("squid_urls.txt") {
-        assert!(d.contains(method::GET, &url));
+        assert!(d.contains(Method::GET, &url));
     }
     let head_hits = lines("squid_urls.txt")
         .iter()
-        .filter(|u| d.contains(method::HEAD, u))
+        .filter(|u| d.contains(Method::HEAD, u))
         .count();
     // A random key is a false hit with probability fill^4 ≈ 0.47^4 ≈ 0.05:
     // of 400, about 20 (far below 400 if the method byte is hashed).
@@ -80,7 +80,7 @@ fn answers_exactly_as_the_reference_does() {
 fn a_digest_built_here_is_the_reference_digest() {
     let mut d = SquidDigest::new(500, 5).unwrap();
     for url in lines("squid_urls.txt") {
-        d.add(method::GET, &url);
+        d.add(Method::GET, &url);
     }
     assert_eq!(d.to_squid_bytes(), vector("squid_500x5.digest"));
 }
@@ -293,11 +293,11 @@ fn deltas_between_digests_update_the_count() {
     let mut old = SquidDigest::new(500, 5).unwrap();
     let urls = lines("squid_urls.txt");
     for u in &urls[..300] {
-        old.add(method::GET, u);
+        old.add(Method::GET, u);
     }
     let mut new = old.clone();
     for u in &urls[300..] {
-        new.add(method::GET, u);
+        new.add(Method::GET, u);
     }
     let frame = compressed_bloom::delta::encode_delta(old.filter(), new.filter()).unwrap();
     let mut got = old.clone();
@@ -315,7 +315,7 @@ fn deltas_between_digests_update_the_count() {
 
 #[test]
 fn new_digests_are_sized_as_squid_sizes_them() {
-    let d = SquidDigest::new(1000, squid::DEFAULT_BITS_PER_ENTRY).unwrap();
+    let d = SquidDigest::new(1000, SquidDigest::DEFAULT_BITS_PER_ENTRY).unwrap();
     assert_eq!(d.cblock().mask_size(), 625);
     assert!(matches!(
         SquidDigest::new(0, 5),

@@ -9,7 +9,7 @@
 //! are measured on 10^6 URLs that were never added, beside the formula's.
 
 use compressed_bloom::math::log2_binomial;
-use compressed_bloom::squid::{method, SquidDigest, DEFAULT_BITS_PER_ENTRY};
+use compressed_bloom::squid::{Method, SquidDigest};
 use compressed_bloom::{encode, format, plan, BloomFilter, FilterParams};
 
 const PROBES: u64 = 1_000_000;
@@ -25,9 +25,9 @@ pub fn run() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for n in [10_000u64, 100_000, 1_000_000] {
-        let mut d = SquidDigest::new(n, DEFAULT_BITS_PER_ENTRY).unwrap();
+        let mut d = SquidDigest::new(n, SquidDigest::DEFAULT_BITS_PER_ENTRY).unwrap();
         for i in 0..n {
-            d.add(method::GET, &url(i));
+            d.add(Method::GET, &url(i));
         }
         let squid_bytes = d.to_squid_bytes().len() as u64;
         let frame = format::encode_squid(&d);
@@ -36,7 +36,7 @@ pub fn run() {
         let bound = log2_binomial(f.m(), ones) / 8.0;
         let fill = ones as f64 / f.m() as f64;
         let hits = (n..n + PROBES)
-            .filter(|&i| d.contains(method::GET, &url(i)))
+            .filter(|&i| d.contains(Method::GET, &url(i)))
             .count() as f64
             / PROBES as f64;
         // The same number of bytes on the wire, planned for compression.

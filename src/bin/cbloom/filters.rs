@@ -916,7 +916,7 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
             cb.bits_per_entry(),
             cb.hash_func_count(),
             d.utilisation() * 100.0,
-            if d.utilisation() > compressed_bloom::squid::MAX_USEFUL_UTILISATION {
+            if d.utilisation() > compressed_bloom::squid::SquidDigest::MAX_USEFUL_UTILISATION {
                 " (over 65%: Squid would not use it)"
             } else {
                 ""
@@ -977,7 +977,7 @@ pub(crate) struct QueryArgs {
     /// The request method of --url/--urls: GET, POST, PUT, HEAD, CONNECT,
     /// TRACE, OPTIONS, DELETE, or Squid's method number.
     #[arg(long, default_value = "GET", value_parser = parse_method)]
-    method: u8,
+    method: compressed_bloom::squid::Method,
     /// Print a summary instead of one line per key.
     #[arg(long)]
     count: bool,
@@ -997,8 +997,8 @@ pub(crate) struct QueryArgs {
 }
 
 /// A method name or Squid method number for `--method`.
-fn parse_method(s: &str) -> Result<u8, String> {
-    compressed_bloom::squid::method::parse(s).ok_or_else(|| {
+fn parse_method(s: &str) -> Result<compressed_bloom::squid::Method, String> {
+    compressed_bloom::squid::Method::parse(s).ok_or_else(|| {
         format!(
             "`{s}` is not a method: GET, POST, PUT, HEAD, CONNECT, TRACE, OPTIONS, DELETE,              or Squid's method number (0-255)"
         )
@@ -1045,7 +1045,7 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         let hit = if by_url {
             // Squid's store key: the method byte, then the URL.
             key_buf.clear();
-            key_buf.push(method);
+            key_buf.push(method.0);
             key_buf.extend_from_slice(key);
             f.contains(&key_buf)
         } else {

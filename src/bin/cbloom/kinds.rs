@@ -319,7 +319,7 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
                 "bits_per_entry": cb.bits_per_entry(),
                 "hash_func_count": cb.hash_func_count(),
                 "utilisation": d.utilisation(),
-                "usable_by_squid": d.utilisation() <= compressed_bloom::squid::MAX_USEFUL_UTILISATION,
+                "usable_by_squid": d.utilisation() <= compressed_bloom::squid::SquidDigest::MAX_USEFUL_UTILISATION,
             })
         }
         _ => json!({}),

@@ -59,19 +59,26 @@ internal_modules!(plan);
 mod sizing;
 mod solve;
 
-pub use filter::{columns_for, RibbonFilter};
-pub use build::Shard;
+pub use filter::RibbonFilter;
+internal! {
+    pub use filter::columns_for;
+}
+internal! {
+    pub use build::Shard;
+}
 pub use sizing::Build;
 
 use thiserror::Error;
 
+internal! {
 /// Rows per block and the width of a coefficient row (the band width w).
-#[doc(hidden)]
 pub const BAND: u64 = 128;
+}
 
+internal! {
 /// Largest number of lower columns r (the upper blocks have r + 1 ≤ 64).
-#[doc(hidden)]
 pub const MAX_COLUMNS: u32 = 63;
+}
 
 /// Why a Ribbon payload was rejected, or a filter could not be built.
 /// Offsets are bytes from the start of the payload.
