@@ -7,6 +7,7 @@ mod common;
 
 mod defaults;
 mod end_to_end;
+mod messages;
 mod process;
 mod ribbon;
 mod robust;
