@@ -10,8 +10,9 @@
 //!     --server nats://127.0.0.1:4222 --subscribers 20 --updates 50 --churn 0.01
 //! ```
 //!
-//! The publisher holds `--keys` keys (10^5 by default) in a filter sized
-//! for a 1% false-positive rate; each update replaces the fraction
+//! The publisher holds `--keys` keys (10^5 by default) in a standard
+//! filter planned for a 1% false-positive rate as `cbloom build --type
+//! standard --fpr 0.01` plans it; each update replaces the fraction
 //! `--churn` of them. One subscriber joins after half of the updates; one
 //! is stopped for a fifth of the updates and then restarted without its
 //! state. Each subscriber has a connection of its own. The last line of
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// The command line.
+#[derive(Debug, PartialEq)]
 struct Args {
     server: String,
     subscribers: usize,
@@ -42,17 +44,25 @@ struct Args {
     full_period_ms: u64,
 }
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
-         [--keys K] [--full-period-ms MS]\n\
-         defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
-         100000 keys, a full frame copy every 2000 ms"
-    );
-    std::process::exit(2)
+const USAGE: &str = "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
+     [--keys K] [--full-period-ms MS]\n\
+     defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
+     100000 keys, a full frame copy every 2000 ms\n\
+     at least 2 subscribers (one is stopped and restarted, one joins late) \
+     and 2 updates; churn in [0, 1]; at least 1 key";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Parsed {
+    /// `--help` or `-h`: the usage, on standard output, status 0.
+    Help,
+    /// A run.
+    Run(Args),
 }
 
-fn parse_args() -> Args {
+/// Parses the arguments (without the program's name); an error says which
+/// flag or value is wrong.
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     let mut a = Args {
         server: "nats://127.0.0.1:4222".into(),
         subscribers: 20,
@@ -61,26 +71,75 @@ fn parse_args() -> Args {
         keys: 100_000,
         full_period_ms: 2000,
     };
-    let mut it = std::env::args().skip(1);
+    fn num<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, String> {
+        v.parse()
+            .map_err(|_| format!("{flag} takes {what}, not `{v}`"))
+    }
+    let mut it = args.into_iter();
     while let Some(flag) = it.next() {
-        let Some(value) = it.next() else { usage() };
-        fn num<T: std::str::FromStr>(v: &str) -> T {
-            v.parse().unwrap_or_else(|_| usage())
+        if flag == "--help" || flag == "-h" {
+            return Ok(Parsed::Help);
         }
+        let known = [
+            "--server",
+            "--subscribers",
+            "--updates",
+            "--churn",
+            "--keys",
+            "--full-period-ms",
+        ];
+        if !known.contains(&flag.as_str()) {
+            return Err(format!("unknown argument `{flag}`"));
+        }
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let whole = "a whole number";
         match flag.as_str() {
             "--server" => a.server = value,
-            "--subscribers" => a.subscribers = num(&value),
-            "--updates" => a.updates = num(&value),
-            "--churn" => a.churn = num(&value),
-            "--keys" => a.keys = num(&value),
-            "--full-period-ms" => a.full_period_ms = num(&value),
-            _ => usage(),
+            "--subscribers" => a.subscribers = num(&flag, &value, whole)?,
+            "--updates" => a.updates = num(&flag, &value, whole)?,
+            "--churn" => a.churn = num(&flag, &value, "a fraction such as 0.01")?,
+            "--keys" => a.keys = num(&flag, &value, whole)?,
+            _ => a.full_period_ms = num(&flag, &value, whole)?,
         }
     }
-    if a.subscribers < 2 || a.updates < 2 || !(0.0..=1.0).contains(&a.churn) || a.keys == 0 {
-        usage()
+    if a.subscribers < 2 {
+        return Err(format!(
+            "--subscribers {} is too few: the run needs at least 2 (one is stopped and \
+             restarted, one joins late)",
+            a.subscribers
+        ));
     }
-    a
+    if a.updates < 2 {
+        return Err(format!(
+            "--updates {} is too few: the run needs at least 2 (a subscriber joins after half)",
+            a.updates
+        ));
+    }
+    if !(0.0..=1.0).contains(&a.churn) {
+        return Err(format!(
+            "--churn {} is not a fraction of the keys in [0, 1]",
+            a.churn
+        ));
+    }
+    if a.keys == 0 {
+        return Err("--keys 0: the publisher needs at least 1 key".into());
+    }
+    Ok(Parsed::Run(a))
+}
+
+/// The filter's parameters: the plan `cbloom build --type standard --fpr
+/// 0.01` makes for `keys` keys (the smallest coded frame within 3%, for
+/// the least memory), not the uncompressed optimum k = 7.
+fn plan_params(keys: u64) -> Result<FilterParams, String> {
+    use compressed_bloom::plan::receiver::{default_plan, PlanKind, Target};
+    let seed = 0x5eed;
+    let cons = compressed_bloom::plan::Constraints {
+        seed,
+        ..Default::default()
+    };
+    let d = default_plan(&[PlanKind::Standard], keys, Target::Fpr(0.01), &cons)
+        .map_err(|e| format!("no plan for {keys} keys at f = 0.01: {e}"))?;
+    Ok(FilterParams::new(d.plan.m, d.plan.k, seed))
 }
 
 /// CPU seconds (user + system) of the process or of the calling thread.
@@ -225,12 +284,22 @@ async fn reached(m: &mut Member, v: UpdateId, limit: Duration) -> bool {
 }
 
 fn main() {
-    let args = parse_args();
-    // Sized for a 1% false-positive rate: m = -n ln p / ln² 2, k = m/n ln 2.
-    let n = args.keys as f64;
-    let m = (-n * 0.01f64.ln() / std::f64::consts::LN_2.powi(2)).ceil() as u64;
-    let k = ((m as f64 / n) * std::f64::consts::LN_2).round().max(1.0) as u32;
-    let params = FilterParams::new(m, k, 0x5eed);
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            return;
+        }
+        Err(e) => {
+            eprintln!("fleet: error: {e}\n{USAGE}");
+            std::process::exit(2)
+        }
+    };
+    let params = plan_params(args.keys).unwrap_or_else(|e| {
+        eprintln!("fleet: error: {e}");
+        std::process::exit(2)
+    });
+    let (m, k) = (params.m, params.k);
     let mut config = NatsConfig::new("cbloom-example", "fleet").unwrap();
     config.full_period = Some(Duration::from_millis(args.full_period_ms));
 
@@ -375,5 +444,100 @@ fn main() {
     );
     if !equal {
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Parsed, String> {
+        parse_args(args.iter().map(|s| (*s).to_string()))
+    }
+
+    /// Help is asked for, not an error.
+    #[test]
+    fn help_is_not_an_error() {
+        assert_eq!(parse(&["--help"]), Ok(Parsed::Help));
+        assert_eq!(parse(&["--keys", "10", "-h"]), Ok(Parsed::Help));
+    }
+
+    /// Each refusal names the flag and why.
+    #[test]
+    fn errors_name_the_flag_and_the_reason() {
+        assert_eq!(
+            parse(&["--subscribers", "1"]),
+            Err(
+                "--subscribers 1 is too few: the run needs at least 2 (one is stopped and \
+                 restarted, one joins late)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse(&["--updates", "1"]),
+            Err(
+                "--updates 1 is too few: the run needs at least 2 (a subscriber joins after half)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse(&["--churn", "1.5"]),
+            Err("--churn 1.5 is not a fraction of the keys in [0, 1]".into())
+        );
+        assert_eq!(
+            parse(&["--keys", "0"]),
+            Err("--keys 0: the publisher needs at least 1 key".into())
+        );
+        assert_eq!(
+            parse(&["--keys", "many"]),
+            Err("--keys takes a whole number, not `many`".into())
+        );
+        assert_eq!(parse(&["--keys"]), Err("--keys needs a value".into()));
+        assert_eq!(
+            parse(&["--subscriber", "3"]),
+            Err("unknown argument `--subscriber`".into())
+        );
+    }
+
+    /// The flags are read into the run's arguments.
+    #[test]
+    fn flags_are_read() {
+        let Ok(Parsed::Run(a)) = parse(&[
+            "--server",
+            "nats://h:1",
+            "--subscribers",
+            "3",
+            "--updates",
+            "4",
+            "--churn",
+            "0.5",
+            "--keys",
+            "7",
+            "--full-period-ms",
+            "9",
+        ]) else {
+            panic!("not a run")
+        };
+        assert_eq!(
+            a,
+            Args {
+                server: "nats://h:1".into(),
+                subscribers: 3,
+                updates: 4,
+                churn: 0.5,
+                keys: 7,
+                full_period_ms: 9,
+            }
+        );
+    }
+
+    /// The filter is the CLI's plan for a coded frame at f <= 0.01, not the
+    /// uncompressed optimum (k = 7, 9.59 bits per key).
+    #[test]
+    fn the_filter_is_planned_for_a_coded_frame() {
+        let p = plan_params(100_000).unwrap();
+        let f = compressed_bloom::plan::fpr_finite(p.m, 100_000, p.k);
+        assert!(f <= 0.01, "f = {f}");
+        assert!(p.k < 7, "k = {}", p.k);
     }
 }

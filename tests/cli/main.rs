@@ -9,6 +9,7 @@ mod defaults;
 mod end_to_end;
 mod follow;
 mod limits;
+mod messages;
 mod plan_flags;
 mod process;
 mod ribbon;

@@ -109,14 +109,26 @@ pub(crate) fn run(a: &DemoArgs) -> CliResult {
     let hits = (0..a.queries)
         .filter(|i| back.contains(format!("stranger-{i}@example.net").as_bytes()))
         .count();
-    let measured = hits as f64 / a.queries.max(1) as f64;
-    let sd = (p.fpr * (1.0 - p.fpr) / a.queries.max(1) as f64).sqrt();
+    if a.queries == 0 {
+        outln!(
+            "5. false-positive rate: not measured (--queries 0), predicted {:.6}",
+            p.fpr
+        );
+        return Ok(());
+    }
+    let measured = hits as f64 / a.queries as f64;
+    let sd = (p.fpr * (1.0 - p.fpr) / a.queries as f64).sqrt();
+    // A predicted rate of 0 (no keys) has no spread to measure against.
+    let off = if sd > 0.0 {
+        format!(" ({:+.1} query sd)", (measured - p.fpr) / sd)
+    } else {
+        String::new()
+    };
     outln!(
-        "5. false-positive rate over {} non-members: measured {:.6}, predicted {:.6} ({:+.1} query sd)",
+        "5. false-positive rate over {} non-members: measured {:.6}, predicted {:.6}{off}",
         a.queries,
         measured,
-        p.fpr,
-        (measured - p.fpr) / sd
+        p.fpr
     );
     Ok(())
 }

@@ -157,6 +157,59 @@ pub(crate) fn install_signal_handlers() {
     }
 }
 
+/// Refuses an output that cannot be written before any work is done (keys
+/// hashed, frames decoded): standard output on a terminal, a directory, a
+/// directory that does not exist or cannot be written. The file itself is
+/// neither created nor changed; a probe file is made beside it and removed
+/// (where none can be, an existing file that can be opened for writing is
+/// written in place, as [`write_all`] does).
+pub(crate) fn check_output(path: &Path) -> CliResult {
+    if is_std(path) || path == Path::new("/dev/stdout") {
+        return refuse_terminal();
+    }
+    let fail = |why: String| -> CliResult { Err(format!("-o {}: {why}", path.display()).into()) };
+    let meta = std::fs::metadata(path);
+    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
+        return fail("is a directory; give a file name".into());
+    }
+    let writable_in_place = || std::fs::OpenOptions::new().write(true).open(path);
+    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+        // A device, FIFO or socket is written in place, and not opened
+        // here: opening and closing a FIFO would end its reader's stream.
+        return Ok(());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return fail(format!(
+            "the directory {} does not exist (or is not a directory)",
+            dir.display()
+        ));
+    }
+    let probe = dir.join(format!(".cbloom-{}.probe", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(f) => {
+            drop(f);
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if meta.is_ok() => writable_in_place().map(drop).or_else(|_| {
+            fail(format!(
+                "cannot write it or create a file in {}: {e}",
+                dir.display()
+            ))
+        }),
+        Err(e) => fail(format!("cannot create a file in {}: {e}", dir.display())),
+    }
+}
+
 /// Binary output refused on a terminal, as zstd does.
 fn refuse_terminal() -> CliResult {
     use std::io::IsTerminal as _;
@@ -232,7 +285,13 @@ fn write_with_inner(
                 .truncate(true)
                 .open(path)
             else {
-                return Err(named(e).into());
+                // The temporary file's own name means nothing to the user:
+                // the cause alone (tempfile puts it in the error's source).
+                let cause = e.get_ref().and_then(|inner| inner.source()).map_or_else(
+                    || std::io::Error::from(e.kind()).to_string(),
+                    ToString::to_string,
+                );
+                return Err(format!("{}: {cause}", path.display()).into());
             };
             note!(
                 "note: cannot create a temporary file in {} ({e}): writing {} in place",

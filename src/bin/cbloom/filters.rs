@@ -289,6 +289,7 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
+    crate::files::check_output(&a.output)?;
     // The coding decides the plan: a kind without it is refused before
     // any key is read.
     let coding = CodingArg::resolve(a.coding, a.static_coded, a.raw);
@@ -402,14 +403,16 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
         }
     };
     f.set_len(kept);
-    let estimated = f.estimated_distinct();
+    let fill = f.fill();
     let frame = f.frame(coding)?;
     // Duplicate lines count toward n: said on success and on failure.
-    let duplicates = match estimated {
-        Some(est) if !a.distinct && kept >= 1000 && est < 0.9 * kept as f64 => Some(format!(
-            "{kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
-             duplicate lines count toward n (--distinct counts each key once)"
-        )),
+    let duplicates = match fill {
+        Some((m, k, ones)) if !a.distinct => duplicates_seen(m, k, ones, kept).map(|est| {
+            format!(
+                "{kept} keys read, but the filter's fill suggests about {est:.0} distinct: \
+                 duplicate lines count toward n (--distinct counts each key once)"
+            )
+        }),
         _ => None,
     };
     if let Some(budget) = a.size.bytes {
@@ -543,11 +546,45 @@ fn build_scalable(a: &BuildArgs) -> CliResult {
         f.total_bits(),
         f.max_k(),
         f.len(),
-        f.policy().fpr,
+        crate::plan_cmd::fmt_rate(f.policy().fpr),
         f.formula_fpr(),
         frame.len()
     );
     Ok(())
+}
+
+/// The distinct keys that the `ones` of a bit array (m bits, k positions
+/// per key) suggest, if `kept` key lines were many duplicates: the
+/// estimate (Swamidass & Baldi) is under 90% of the lines, and the zero
+/// bits exceed what `kept` distinct keys leave by more than chance
+/// allows.
+///
+/// The second test matters where the array is nearly full: at f = 0.9999
+/// (k = 1, m = 11329 for 104,334 keys) distinct keys leave m·e^{-n/m} ≈
+/// 1.1 zeros, and 3 zeros, which happens about once in ten, already put
+/// the estimate m·ln(m/3) under 90%. The zero count Z is a sum of m
+/// negatively associated indicators (Dubhashi & Ranjan), so Bernstein's
+/// bound holds for it as for independent ones with mean μ = m·a and
+/// variance at most v = m·a(1 − a), a = (1 − 1/m)^{kn}:
+/// P(Z ≥ μ + t) ≤ exp(−t² / (2(v + t/3))). The margin t makes that 10^-6.
+/// For the partitioned kind the zero fraction is (1 − k/m)^n, at most a,
+/// so the margin is larger than needed there.
+fn duplicates_seen(m: u64, k: u32, ones: u64, kept: u64) -> Option<f64> {
+    if kept < 1000 || ones >= m {
+        return None;
+    }
+    let mf = m as f64;
+    let zeros = (m - ones) as f64;
+    let estimate = -mf / f64::from(k) * (zeros / mf).ln();
+    if estimate >= 0.9 * kept as f64 {
+        return None;
+    }
+    let a = compressed_bloom::plan::zero_fraction(m, kept, k);
+    let (mean, var) = (mf * a, mf * a * (1.0 - a));
+    // ln(10^6): a false note at most once in a million builds.
+    let l = 6.0 * std::f64::consts::LN_10;
+    let margin = l / 3.0 + ((l / 3.0).powi(2) + 2.0 * l * var).sqrt();
+    (zeros > mean + margin).then_some(estimate)
 }
 
 fn frame_type(frame: &[u8]) -> &'static str {
@@ -589,7 +626,9 @@ pub(crate) struct EncodeArgs {
 }
 
 pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
-    let data = read_all(&a.input)?;
+    crate::files::check_output(&a.output)?;
+    let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
+    let data = read_all(&a.input).map_err(named)?;
     let f = if a.import_bits {
         let (m, k) = (a.m.unwrap_or(0), a.k.unwrap_or(0));
         AnyFilter::Standard(BloomFilter::from_bytes(
@@ -598,7 +637,8 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
             &data,
         )?)
     } else {
-        compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))?
+        compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
+            .map_err(|e| named(e.into()))?
     };
     let coding = CodingArg::resolve(a.coding, a.static_coded, false);
     kinds::check_coding(coding, f.kind(), matches!(f, AnyFilter::Squid(_)))?;
@@ -641,10 +681,20 @@ pub(crate) struct DecodeArgs {
 }
 
 pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
-    let data = read_all(&a.input)?;
+    crate::files::check_output(&a.output)?;
+    let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
+    let data = read_all(&a.input).map_err(named)?;
     let limits = a.limits.limits_for(data.len() as u64);
     // The header's errors are decode_any's first ones.
-    let header = compressed_bloom::format::header::parse(&data, &limits)?;
+    let header =
+        compressed_bloom::format::header::parse(&data, &limits).map_err(|e| named(e.into()))?;
+    if header.filter_type.is_delta() {
+        return Err(compressed_bloom::DecodeError::WrongFrameType {
+            found: header.filter_type,
+            expected: "a full (raw or coded)",
+        })
+        .map_err(|e| named(e.into()));
+    }
     if a.positions && header.kind != compressed_bloom::FilterKind::Sparse {
         return Err(format!(
             "--positions is for sparse filters; this is a {} filter",
@@ -696,7 +746,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     // Standard and partitioned arrays were streamed above: what is left
     // are the kinds without a single bit array, Squid digests, and frames
     // that are not full filters (decode_any's error).
-    match compressed_bloom::decode_any(&data, &limits)? {
+    match compressed_bloom::decode_any(&data, &limits).map_err(|e| named(e.into()))? {
         AnyFilter::Sparse(s) => {
             if a.bits_only {
                 return Err("a sparse filter has no bit array to write (m bits); \
@@ -807,16 +857,27 @@ pub(crate) struct InspectArgs {
 }
 
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
-    let data = read_all(&a.input)?;
+    let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
+    let data = read_all(&a.input).map_err(named)?;
     let limits = a.limits.limits_for(data.len() as u64);
     // Header only: decode / summarize below check the CRC once.
-    let h = compressed_bloom::format::header::parse(&data, &limits)?;
+    let h = compressed_bloom::format::header::parse(&data, &limits).map_err(|e| named(e.into()))?;
     if h.filter_type.is_delta() {
-        return inspect_delta(a, &data);
+        return inspect_delta(a, &data).map_err(named);
     }
-    let any = compressed_bloom::decode_any(&data, &limits)?;
+    let any = compressed_bloom::decode_any(&data, &limits).map_err(|e| named(e.into()))?;
     let ones = any.count_ones();
-    let bound = log2_binomial(h.params.m, ones) / 8.0;
+    let bound = match &any {
+        // Each layer is an array of its own, coded with its own count of
+        // ones: the bound is the sum of the layers' bounds, below that of
+        // one array of all the bits (C(Σm, Σw) ≥ Π C(m_i, w_i)).
+        AnyFilter::Scalable(f) => f
+            .layers()
+            .iter()
+            .map(|l| log2_binomial(l.filter.m(), l.filter.count_ones()))
+            .sum::<f64>(),
+        _ => log2_binomial(h.params.m, ones),
+    } / 8.0;
     let mut v = header_json(&h, ones, data.len(), bound);
     let fill = ones as f64 / h.params.m as f64;
     // A kind-independent estimate from the fill (Swamidass & Baldi), and
@@ -873,8 +934,8 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     outln!("payload bytes    {}", h.payload_len);
     if !matches!(any, AnyFilter::Ribbon(_)) {
         outln!(
-            "entropy bound    {bound:.1} bytes (payload is {:+.3}%)",
-            (h.payload_len as f64 / bound - 1.0) * 100.0
+            "entropy bound    {bound:.1} bytes (payload is {})",
+            over_bound(h.payload_len, bound)
         );
     }
     outln!("estimated n      {estimated_n:.1}");
@@ -886,7 +947,7 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         outln!(
             "layers           {} (bound f < {}, formula f = {:.6})",
             f.layers().len(),
-            f.policy().fpr,
+            crate::plan_cmd::fmt_rate(f.policy().fpr),
             f.formula_fpr()
         );
         for (i, l) in f.layers().iter().enumerate() {
@@ -924,6 +985,16 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         );
     }
     Ok(())
+}
+
+/// How far `bytes` is over the entropy bound `bound` (bytes): a
+/// percentage, or for a bound of 0 bytes (no keys) the bytes.
+fn over_bound(bytes: u64, bound: f64) -> String {
+    if bound > 0.0 {
+        format!("{:+.3}%", (bytes as f64 / bound - 1.0) * 100.0)
+    } else {
+        format!("{bytes} byte{} over it", if bytes == 1 { "" } else { "s" })
+    }
 }
 
 /// The fields `inspect --json` prints for every frame type.
@@ -982,7 +1053,9 @@ pub(crate) struct QueryArgs {
     #[arg(long)]
     count: bool,
     /// Print JSON: one object per key (`{"key": ..., "present": ...}`), or
-    /// with --count the summary.
+    /// with --count the summary. A key that is not UTF-8 is given as
+    /// `"key_hex"`, its bytes in lowercase hex, instead of `"key"`, so that
+    /// every key reads back exactly.
     #[arg(long)]
     json: bool,
     /// Print nothing; the exit status says it all (0: every key present,
@@ -1005,17 +1078,29 @@ fn parse_method(s: &str) -> Result<compressed_bloom::squid::Method, String> {
     })
 }
 
+/// Bytes as lowercase hex, two digits each.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
     let key_file = a.keys.as_deref().or(a.urls.as_deref());
-    if crate::is_std(&a.filter) && key_file.is_some_and(crate::is_std) {
-        return Err("the filter and the keys cannot both be standard input".into());
+    if let Some(path) = key_file {
+        let flag = if a.keys.is_some() { "--keys" } else { "--urls" };
+        crate::one_stdin(("FILTER", &a.filter), (flag, path))?;
     }
     if a.key.is_empty() && key_file.is_none() && a.url.is_empty() {
         return Err(Box::new(UsageError(
             "give keys to look up: KEY..., --keys FILE, or --url/--urls for a Squid digest".into(),
         )));
     }
-    let f = kinds::read_any(&a.filter, &a.limits)?;
+    let f = kinds::read_any("FILTER", &a.filter, &a.limits)?;
     let by_url = !a.url.is_empty() || a.urls.is_some();
     if !by_url && f.params().scheme == compressed_bloom::HashScheme::SquidMd5 {
         return Err(format!(
@@ -1054,11 +1139,11 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         present += u64::from(hit);
         total += 1;
         if per_key_json {
-            writeln!(
-                out,
-                "{}",
-                json!({"key": String::from_utf8_lossy(key), "present": hit})
-            )?;
+            let v = match std::str::from_utf8(key) {
+                Ok(text) => json!({"key": text, "present": hit}),
+                Err(_) => json!({"key_hex": hex(key), "present": hit}),
+            };
+            writeln!(out, "{v}")?;
         } else if per_line {
             out.write_all(key)?;
             out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
@@ -1204,8 +1289,8 @@ fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
     outln!("frame bytes      {}", data.len());
     outln!("coded bytes      {coded}");
     outln!(
-        "entropy bound    {bound:.1} bytes (coded is {:+.3}%)",
-        (coded as f64 / bound - 1.0) * 100.0
+        "entropy bound    {bound:.1} bytes (coded is {})",
+        over_bound(coded as u64, bound)
     );
     if d.parts.is_some() {
         outln!("without the base {plain_bound:.1} bytes (log2 C(m, changed bits) / 8)");
@@ -1254,15 +1339,25 @@ pub(crate) struct DeltaArgs {
 }
 
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
-    let old = kinds::read_any(&a.old, &a.limits)?;
-    let new = kinds::read_any(&a.new, &a.limits)?;
+    crate::files::check_output(&a.output)?;
+    crate::one_stdin(("OLD", &a.old), ("NEW", &a.new))?;
+    let old = kinds::read_any("OLD", &a.old, &a.limits)?;
+    let new = kinds::read_any("NEW", &a.new, &a.limits)?;
     if let Some(e) = crate::ribbon_cmd::no_delta(&old, &new) {
         return Err(e);
     }
     if old.kind() == new.kind() && old.params() != new.params() {
+        // NEW rebuilt as suggested must be of OLD's kind too (the default
+        // build may plan a sparse filter, `--m` alone a standard one).
+        let kind = match old.kind() {
+            compressed_bloom::FilterKind::Counting => " --type counting",
+            compressed_bloom::FilterKind::Partitioned => " --type partitioned",
+            compressed_bloom::FilterKind::Sparse => " --type sparse",
+            _ => "",
+        };
         return Err(format!(
             "OLD has {} and NEW has {}: a delta needs both filters built with the same m, k and seed \
-             (build NEW with --m {} --k {} --seed {})",
+             (build NEW with --m {} --k {} --seed {}{kind})",
             old.params(),
             new.params(),
             old.params().m,
@@ -1298,11 +1393,19 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
                 o.kind().name()
             )
         })?,
+        (o, _, DeltaKind::Plain) => {
+            return Err(format!(
+                "--type plain writes a type-2 delta for receivers of format version 1, \
+                 which hold standard filters; a {} filter's delta has one type: \
+                 leave out --type (or build both with --type standard)",
+                o.kind().name()
+            )
+            .into())
+        }
         (o, _, _) => {
             return Err(format!(
-                "--type {} is for the bit-array kinds (standard, partitioned, Squid); \
-                 a {} filter's delta has one type",
-                format!("{:?}", a.kind).to_lowercase(),
+                "--type conditional writes a type-3 delta of a bit array (standard, \
+                 partitioned, Squid); a {} filter's delta has one type: leave out --type",
                 o.kind().name()
             )
             .into())
@@ -1340,16 +1443,52 @@ pub(crate) struct ApplyArgs {
 }
 
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
+    use compressed_bloom::DecodeError;
+    crate::files::check_output(&a.output)?;
+    crate::one_stdin(("BASE", &a.base), ("DELTA", &a.delta))?;
     // --max-expansion bounds what the delta may add; the base is read
     // under the readers' default expansion limit (and --max-m).
     let base_limits = LimitArgs {
         max_expansion: None,
         ..a.limits
     };
-    let mut f = kinds::read_any(&a.base, &base_limits)?;
-    let d = read_all(&a.delta)?;
+    let mut f = kinds::read_any("BASE", &a.base, &base_limits)?;
+    let named = |e: Box<dyn std::error::Error>| kinds::input_error("DELTA", &a.delta, e);
+    let d = read_all(&a.delta).map_err(named)?;
     let limits = a.limits.limits_for(d.len() as u64);
-    compressed_bloom::apply_delta(&mut f, &d, &limits)?;
+    let (base, delta) = (a.base.display(), a.delta.display());
+    let header = match delta::inspect_delta(&d, &limits) {
+        Ok(h) => h,
+        Err(DecodeError::WrongFrameType { found, .. }) if !found.is_delta() => {
+            return Err(format!(
+                "DELTA ({delta}) is a full frame ({}), not a delta: it replaces BASE as it is \
+                 (cbloom delta OLD NEW -o D makes a delta)",
+                found.name()
+            )
+            .into())
+        }
+        Err(e) => return Err(named(e.into())),
+    };
+    // The kind first: a delta of another kind names another digest too,
+    // which would hide the reason.
+    if header.frame.kind != f.kind() {
+        return Err(format!(
+            "BASE ({base}) is a {} filter and DELTA ({delta}) a delta of a {} filter: \
+             a delta applies to the kind it was made from",
+            f.kind().name(),
+            header.frame.kind.name()
+        )
+        .into());
+    }
+    compressed_bloom::apply_delta(&mut f, &d, &limits).map_err(|e| match e {
+        DecodeError::WrongBase { expected, actual } => format!(
+            "DELTA ({delta}) was made from another filter than BASE ({base}): it names the base \
+             {expected:016x}, BASE is {actual:016x} (apply deltas in order, to the filter each \
+             was made from)"
+        )
+        .into(),
+        e => named(e.into()),
+    })?;
     let frame = compressed_bloom::encode_any(&f);
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);

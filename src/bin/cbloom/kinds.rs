@@ -90,13 +90,16 @@ impl Builder {
         }
     }
 
-    /// Distinct keys estimated from the fill (Swamidass & Baldi), for a
-    /// bit-array kind.
-    pub(crate) fn estimated_distinct(&self) -> Option<f64> {
+    /// m, k and the ones of a bit-array kind (a counting filter's nonzero
+    /// counters), from which the distinct keys are estimated.
+    pub(crate) fn fill(&self) -> Option<(u64, u32, u64)> {
         match self {
-            Builder::Standard(f) => Some(f.estimated_len()),
-            Builder::Counting(f) => Some(f.to_bloom().estimated_len()),
-            Builder::Partitioned(f) => Some(f.bits().estimated_len()),
+            Builder::Standard(f) => Some((f.m(), f.k(), f.count_ones())),
+            Builder::Counting(f) => {
+                let b = f.to_bloom();
+                Some((b.m(), b.k(), b.count_ones()))
+            }
+            Builder::Partitioned(f) => Some((f.bits().m(), f.bits().k(), f.bits().count_ones())),
             Builder::Sparse(..) => None,
         }
     }
@@ -219,13 +222,54 @@ impl KindArg {
     }
 }
 
-/// Reads a full frame of any kind.
-pub(crate) fn read_any(path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
-    let data = read_all(path)?;
-    Ok(format::decode_any(
-        &data,
-        &limits.limits_for(data.len() as u64),
-    )?)
+/// Reads a full frame of any kind: the input `role` on the command line
+/// (`OLD`, `BASE`, `FILTER`) at `path`, named in its errors.
+pub(crate) fn read_any(role: &str, path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
+    let data = read_all(path).map_err(|e| input_error(role, path, e))?;
+    format::decode_any(&data, &limits.limits_for(data.len() as u64))
+        .map_err(|e| input_error(role, path, e.into()))
+}
+
+/// `e`, an error of the input `role` at `path`, said with both; where the
+/// input is not what the command reads (a key file, a delta), what to do.
+pub(crate) fn input_error(
+    role: &str,
+    path: &Path,
+    e: Box<dyn std::error::Error>,
+) -> Box<dyn std::error::Error> {
+    use compressed_bloom::DecodeError;
+    // Output errors (a closed pipe: exit status 141) pass as they are.
+    if e.is::<std::io::Error>() {
+        return e;
+    }
+    let name = if crate::is_std(path) {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let what = format!("{role} ({name})");
+    let message = match e.downcast_ref::<DecodeError>() {
+        Some(DecodeError::BadMagic { found }) => format!(
+            "{what} is not a compressed-bloom frame (it begins {found:02x?}, a frame [cb, f1]); \
+             a frame is made from keys, one per line, with cbloom build --keys FILE -o OUT"
+        ),
+        Some(DecodeError::WrongFrameType { found, .. }) if found.is_delta() => {
+            delta_where_a_filter_belongs(&what, &name, found.name())
+        }
+        Some(_) => format!("{what}: {e}"),
+        // Reading errors name the file already.
+        None => format!("{role}: {e}"),
+    };
+    Box::new(crate::InputError { message, source: e })
+}
+
+/// A delta frame given where a filter belongs: what it is and how it is
+/// used.
+pub(crate) fn delta_where_a_filter_belongs(what: &str, name: &str, type_name: &str) -> String {
+    format!(
+        "{what} is a delta frame ({type_name}): it changes a filter and holds none; \
+         apply it to the filter it was made from: cbloom apply BASE {name} -o OUT"
+    )
 }
 
 /// m and k for messages: a scalable filter's total bits and largest k.

@@ -250,9 +250,43 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// An error of one input, said with the input's role on the command line
+/// (`NEW`, `DELTA`) and its path; the library's error stays its source,
+/// for the hint [`main`] adds to a decoding limit.
+#[derive(Debug)]
+pub(crate) struct InputError {
+    pub(crate) message: String,
+    pub(crate) source: Box<dyn std::error::Error>,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for InputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
+
+/// Refuses two inputs that are both standard input, before either is
+/// read (the first would take all of it).
+pub(crate) fn one_stdin(a: (&str, &std::path::Path), b: (&str, &std::path::Path)) -> CliResult {
+    if is_std(a.1) && is_std(b.1) {
+        return Err(format!(
+            "{} and {} cannot both be standard input (give one of them as a file)",
+            a.0, b.0
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Help and version go to stdout in full; a usage error is its first
-/// paragraph (one or two lines: what is wrong) and a pointer to `--help`,
-/// with status 2.
+/// paragraph (one or two lines: what is wrong), clap's tips (a similar
+/// flag, `--` before a value) and a pointer to `--help`, with status 2.
 fn usage_error(e: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
@@ -271,7 +305,18 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .take_while(|l| !l.trim().is_empty())
         .map(str::trim)
         .collect();
-    let what = what.join(" ");
+    let mut what = what.join(" ");
+    // "tip: a similar argument exists: '--json'" is the fix for a typo.
+    for tip in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip:"))
+    {
+        if !what.contains(tip) {
+            what.push_str("; ");
+            what.push_str(tip);
+        }
+    }
     let what = what.strip_prefix("error: ").unwrap_or(&what);
     let _ = writeln!(std::io::stderr(), "cbloom: error: {what} (see --help)");
     ExitCode::from(2)
@@ -315,6 +360,10 @@ fn main() -> ExitCode {
             };
             let hint = e
                 .downcast_ref::<compressed_bloom::DecodeError>()
+                .or_else(|| {
+                    e.downcast_ref::<InputError>()
+                        .and_then(|i| i.source.downcast_ref::<compressed_bloom::DecodeError>())
+                })
                 .and_then(limit_flag)
                 .map(|flag| format!(" (raise it with {flag})"))
                 .unwrap_or_default();

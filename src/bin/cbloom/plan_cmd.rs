@@ -166,7 +166,11 @@ fn recommend(a: &PlanArgs, cons: &Constraints) -> CliResult {
     }
     match target {
         Target::Bytes(z) => outln!("n = {} keys, frame budget {z} bytes", a.n),
-        Target::Fpr(f) => outln!("n = {} keys, target false-positive rate {f}", a.n),
+        Target::Fpr(f) => outln!(
+            "n = {} keys, target false-positive rate {}",
+            a.n,
+            fmt_rate(f)
+        ),
     }
     outln!("the receiver needs: {}", needs_words(needs));
     outln!();
@@ -307,7 +311,11 @@ pub(crate) fn run(a: &PlanArgs) -> CliResult {
             (
                 p,
                 s,
-                format!("n = {} keys, target false-positive rate {f}", a.n),
+                format!(
+                    "n = {} keys, target false-positive rate {}",
+                    a.n,
+                    fmt_rate(f)
+                ),
             )
         }
         _ => return Err("give --bytes, --fpr, or --bits-per-key with --k".into()),
@@ -513,16 +521,27 @@ fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
     );
     for (i, (kind, p)) in t.rows.iter().enumerate() {
         // Under a budget every frame fits: the price is in the rate.
-        let vs = if by_budget {
-            (p.fpr / wire.fpr - 1.0) * 100.0
+        let (mine, best) = if by_budget {
+            (p.fpr, wire.fpr)
         } else {
-            (p.expected_bytes / wire.expected_bytes - 1.0) * 100.0
+            (p.expected_bytes, wire.expected_bytes)
+        };
+        // With no keys every rate is 0: no worse than the best.
+        let vs = if mine == best {
+            0.0
+        } else {
+            (mine / best - 1.0) * 100.0
+        };
+        let vs = if vs.is_finite() {
+            format!("{vs:>+9.2}%")
+        } else {
+            format!("{:>10}", "-")
         };
         if by_budget && i != t.default && p.fpr > 10.0 * wire.fpr {
             continue;
         }
         outln!(
-            "{} {:<9} {:>12.2} {:>4} {:>12} {:>14.0} {:>+9.2}% {:>11}",
+            "{} {:<9} {:>12.2} {:>4} {:>12} {:>14.0} {} {:>11}",
             if i == t.default { "*" } else { " " },
             kind_name(*kind),
             p.bits_per_key,
@@ -537,6 +556,16 @@ fn print_tradeoff(t: &Tradeoff, wire: &Plan, by_budget: bool) -> CliResult {
         outln!("{note}");
     }
     Ok(())
+}
+
+/// A rate given on the command line (a target, a bound), as short as it
+/// reads back: `0.01`, and below 10^-4 `1e-300`, not 300 decimals.
+pub(crate) fn fmt_rate(f: f64) -> String {
+    if f >= 1e-4 || f == 0.0 {
+        format!("{f}")
+    } else {
+        format!("{f:e}")
+    }
 }
 
 /// A rate as people read it: fixed point down to 10^-4, scientific below.

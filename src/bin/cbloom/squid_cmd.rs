@@ -23,6 +23,7 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
+    crate::files::check_output(&a.output)?;
     let data = read_all(&a.squid)?;
     let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| format!("{}: {}", a.squid.display(), explain(&e)))?;
@@ -79,8 +80,12 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
-    let data = read_all(&a.input)?;
-    let d = match format::decode_any(&data, &a.limits.limits_for(data.len() as u64))? {
+    crate::files::check_output(&a.output)?;
+    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", &a.input, e);
+    let data = read_all(&a.input).map_err(named)?;
+    let d = match format::decode_any(&data, &a.limits.limits_for(data.len() as u64))
+        .map_err(|e| named(e.into()))?
+    {
         AnyFilter::Squid(d) => d,
         other => {
             return Err(format!(
