@@ -289,7 +289,7 @@ pub(crate) fn raw_frame(filter: &BloomFilter, fields: &HeaderFields) -> Vec<u8> 
 
 /// A frame whose `payload_len`-byte payload `fill` appends (it may append
 /// up to `slack` bytes more and cut them off), with header and CRC.
-fn frame_with(
+pub(crate) fn frame_with(
     p: &crate::FilterParams,
     n: u64,
     fields: &HeaderFields,
