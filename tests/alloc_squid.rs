@@ -41,7 +41,10 @@ fn a_squid_digest_holds_its_mask_once() {
     let mut got = None;
     let peak = peak_of(|| got = Some(SquidDigest::from_squid_bytes(&squid, &limits)));
     assert_eq!(got.unwrap().unwrap(), empty);
-    println!("from_squid_bytes: {} input bytes, peak {peak} bytes", squid.len());
+    println!(
+        "from_squid_bytes: {} input bytes, peak {peak} bytes",
+        squid.len()
+    );
     assert!(
         (words..=words + 1024).contains(&peak),
         "from_squid_bytes: peak {peak}, the mask's words {words}"
@@ -69,14 +72,62 @@ fn a_squid_digest_holds_its_mask_once() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let blocks = coder::block_count(m) as usize;
     let tables = threads.min(blocks) * 32 * 1024 + blocks * 128 + 16 * 1024;
-    for (name, frame) in [("raw", encode_squid_raw(&empty)), ("coded", encode_squid(&empty))] {
+    for (name, frame) in [
+        ("raw", encode_squid_raw(&empty)),
+        ("coded", encode_squid(&empty)),
+    ] {
         let mut got: Option<Result<SquidDigest, DecodeError>> = None;
         let peak = peak_of(|| got = Some(decode_squid(&frame, &limits)));
         assert_eq!(got.unwrap().unwrap(), empty);
-        println!("decode_squid, {name}: {} frame bytes, peak {peak} bytes", frame.len());
+        println!(
+            "decode_squid, {name}: {} frame bytes, peak {peak} bytes",
+            frame.len()
+        );
         assert!(
             (words..=words + tables).contains(&peak),
             "decode_squid, {name}: peak {peak}, words {words} + tables {tables}"
         );
     }
+    drop(empty);
+
+    // What `cbloom import --squid` adds to the digest it read and the
+    // mask's words: the frame, which for an incompressible mask is raw,
+    // after a coded attempt (each block's stream, then the payload they
+    // are gathered into, both about the mask's size) that it does not
+    // keep. tests/cli/bounds.rs holds the command to the sum.
+    let mut squid = empty_head();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    while squid.len() < 128 + mask {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        squid.extend_from_slice(&x.to_le_bytes());
+    }
+    squid.truncate(128 + mask);
+    let random = SquidDigest::from_squid_bytes(&squid, &limits).unwrap();
+    drop(squid);
+    let mut len = 0;
+    let peak = peak_of(|| len = encode_squid(&random).len());
+    println!("encode_squid of a random mask: a {len}-byte frame, peak {peak} bytes");
+    assert!(len > mask, "a raw frame");
+    // The blocks' streams (a mask), and the payload they are gathered
+    // into, which grows by doubling: at its last step it holds half a
+    // mask and the new mask-sized buffer (this allocator copies on
+    // realloc), 2.5 masks; then the raw frame beside the payload, 2.
+    // Besides: 16 KiB per block for a stream's spare capacity and 1 MiB
+    // for the encoder's scratch.
+    let allowance = 5 * words / 2 + blocks * 16 * 1024 + (1 << 20);
+    assert!(
+        peak <= allowance,
+        "encode_squid: peak {peak}, allowance {allowance}"
+    );
+}
+
+/// The 128-byte header of the largest digest.
+fn empty_head() -> Vec<u8> {
+    SquidDigest::new(u64::from(MAX_MASK_SIZE), 8)
+        .unwrap()
+        .cblock()
+        .as_bytes()
+        .to_vec()
 }
