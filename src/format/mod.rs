@@ -377,7 +377,8 @@ pub fn decode(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeE
 ///
 /// Memory: a chained buffer costs one copy of the frame (at most
 /// [`DecodeLimits::max_frame_len`]) on top of the filter, checked by
-/// `tests/alloc_threads.rs`; a contiguous one costs none.
+/// `tests/alloc_threads.rs` and, at the worst frames the default limits
+/// accept, `tests/alloc_from_buf.rs`; a contiguous one costs none.
 pub fn decode_from_buf<B: Buf>(
     buf: &mut B,
     limits: &DecodeLimits,
