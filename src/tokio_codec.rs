@@ -3,9 +3,12 @@
 //! whole, checked frames.
 //!
 //! * **Partial input** returns `Ok(None)`; once a frame's header is
-//!   complete the buffer grows toward the frame's length, at most
+//!   complete the codec reserves toward the frame's length at most
 //!   [`RESERVE_AHEAD`] beyond the bytes received (a header alone does not
-//!   make the receiver allocate its frame).
+//!   make the receiver allocate its frame). The buffer grows as `Vec`
+//!   grows, so its capacity may double: it stays under twice the bytes
+//!   received plus twice [`RESERVE_AHEAD`], and under twice the frame
+//!   (docs/HARDENING.md, "Streams").
 //! * **Limits first.** Each header is parsed and checked against the
 //!   codec's [`DecodeLimits`] (m, k, frame length, expansion, kinds) as soon
 //!   as its bytes are there, before the payload is buffered: a peer that

@@ -166,11 +166,17 @@ pub fn encode_any(f: &AnyFilter) -> Vec<u8> {
 
 /// Encodes a ribbon filter: its shard table and solution in a version-3
 /// frame of kind 5, type 0 (docs/FORMAT.md section 8.5).
+///
+/// The payload is written straight into the frame (its length is known
+/// from the filter), so encoding holds one buffer of the frame's size: a
+/// `Subscriber` digests a ribbon filter by encoding it, and a payload
+/// built apart and then copied into the frame held the solution twice.
 pub fn encode_ribbon(f: &RibbonFilter) -> Vec<u8> {
-    let mut payload = Vec::new();
-    ribbon::payload::write(f, &mut payload);
     let fields = HeaderFields::of_kind(FilterKind::Ribbon, FilterType::Raw);
-    super::frame_bytes(f.header_params(), f.len(), &fields, &payload)
+    let len = ribbon::payload::payload_len(f);
+    super::frame_with(f.header_params(), f.len(), &fields, len, 0, |out| {
+        ribbon::payload::write(f, out)
+    })
 }
 
 /// Decodes exactly one ribbon-filter frame occupying all of `data`: a

@@ -296,7 +296,7 @@ pub(crate) fn raw_frame(filter: &BloomFilter, fields: &HeaderFields) -> Vec<u8> 
 
 /// A frame whose `payload_len`-byte payload `fill` appends (it may append
 /// up to `slack` bytes more and cut them off), with header and CRC.
-fn frame_with(
+pub(crate) fn frame_with(
     p: &crate::FilterParams,
     n: u64,
     fields: &HeaderFields,
@@ -384,7 +384,8 @@ pub fn decode(data: &[u8], limits: &DecodeLimits) -> Result<BloomFilter, DecodeE
 ///
 /// Memory: a chained buffer costs one copy of the frame (at most
 /// [`DecodeLimits::max_frame_len`]) on top of the filter, checked by
-/// `tests/alloc_threads.rs`; a contiguous one costs none.
+/// `tests/alloc_threads.rs` and, at the worst frames the default limits
+/// accept, `tests/alloc_from_buf.rs`; a contiguous one costs none.
 pub fn decode_from_buf<B: Buf>(
     buf: &mut B,
     limits: &DecodeLimits,

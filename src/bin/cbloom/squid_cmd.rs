@@ -27,6 +27,10 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     let data = read_all(&a.squid)?;
     let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| format!("{}: {}", a.squid.display(), explain(&e)))?;
+    // The digest holds the mask now: the bytes read are not kept beside
+    // it while the frame is built (a copy of the mask less at the peak).
+    let read = data.len();
+    drop(data);
     let frame = if a.raw {
         format::encode_squid_raw(&d)
     } else {
@@ -43,7 +47,7 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
         cb.bits_per_entry(),
         cb.mask_size(),
         d.utilisation() * 100.0,
-        data.len(),
+        read,
         frame.len()
     );
     Ok(())
