@@ -5,7 +5,7 @@
 //! purged or deleted stream. Every wait is bounded.
 //!
 //! Without a `nats-server` binary these tests fail, naming what to install:
-//! a test that cannot run does not report a pass. `bash tools/test.sh`
+//! a test that cannot run does not report a pass. `bash tools/test-deps.sh`
 //! installs the server where it can; `NATS_SERVER` names another binary.
 
 use compressed_bloom::nats::{
@@ -59,7 +59,7 @@ impl Server {
             found,
             "the nats tests need a `nats-server` binary and found none at `{}`: install it \
              (`apt-get install nats-server` on Debian and Ubuntu, or a release from nats.io), \
-             set NATS_SERVER to its path, or run `bash tools/test.sh`, which installs it",
+             set NATS_SERVER to its path, or run `bash tools/test-deps.sh`, which installs it",
             binary.to_string_lossy()
         );
         static N: AtomicU32 = AtomicU32::new(0);
@@ -147,7 +147,7 @@ fn a_missing_server_fails_naming_how_to_install_it() {
         .downcast_ref::<String>()
         .expect("the failure carries a formatted message");
     assert!(
-        message.contains("apt-get install nats-server") && message.contains("tools/test.sh"),
+        message.contains("apt-get install nats-server") && message.contains("tools/test-deps.sh"),
         "{message}"
     );
 }
