@@ -5,7 +5,6 @@
 #![cfg(feature = "tokio")]
 
 use compressed_bloom::tokio_codec::FrameCodec;
-use compressed_bloom::wire::varint;
 use compressed_bloom::{
     coder, decode_any, encode, AnyFilter, BloomFilter, DecodeLimits, FilterParams, Subscriber,
 };
@@ -15,21 +14,9 @@ use tokio_util::codec::FramedRead;
 mod counting_alloc;
 use counting_alloc::peak_of;
 
-/// A raw (type 0) version-1 frame of an empty standard filter of `m`
-/// bits, its payload the zeroed memory of `vec!` (pages the test never
-/// writes).
-fn raw_frame(m: u64) -> Vec<u8> {
-    let mut head = vec![0xCB, 0xF1, 1, 0, 1, 0];
-    for v in [0, m, 2, 0, m.div_ceil(8)] {
-        varint::put(&mut head, v);
-    }
-    let len = head.len() + m.div_ceil(8) as usize + 4;
-    let mut f = vec![0u8; len];
-    f[..head.len()].copy_from_slice(&head);
-    let crc = crc32c::crc32c(&f[..len - 4]);
-    f[len - 4..].copy_from_slice(&crc.to_le_bytes());
-    f
-}
+#[path = "common/raw_frame.rs"]
+mod raw_frame;
+use raw_frame::raw_frame;
 
 /// The worst standard frames the default limits accept:
 ///

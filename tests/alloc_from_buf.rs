@@ -5,7 +5,6 @@
 //! sees only its allocations.
 
 use bytes::Buf;
-use compressed_bloom::wire::varint;
 use compressed_bloom::{coder, decode_from_buf, encode, BloomFilter, DecodeLimits, FilterParams};
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -20,21 +19,9 @@ const PER_BLOCK: usize = 128;
 /// (tests/alloc_threads.rs allows the same 16 KiB).
 const SLACK: usize = 16 * 1024;
 
-/// A raw (type 0) version-1 frame of an empty standard filter of `m`
-/// bits. The payload is the zeroed memory of `vec!` (pages the test never
-/// writes, so the input costs the process almost nothing).
-fn raw_frame(m: u64) -> Vec<u8> {
-    let mut head = vec![0xCB, 0xF1, 1, 0, 1, 0];
-    for v in [0, m, 2, 0, m.div_ceil(8)] {
-        varint::put(&mut head, v);
-    }
-    let len = head.len() + m.div_ceil(8) as usize + 4;
-    let mut f = vec![0u8; len];
-    f[..head.len()].copy_from_slice(&head);
-    let crc = crc32c::crc32c(&f[..len - 4]);
-    f[len - 4..].copy_from_slice(&crc.to_le_bytes());
-    f
-}
+#[path = "common/raw_frame.rs"]
+mod raw_frame;
+use raw_frame::raw_frame;
 
 /// The worst frames `decode_from_buf` takes under the default limits, each
 /// split across two chunks of a chained `Buf`:
