@@ -8,7 +8,7 @@
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::SquidDigest;
+use compressed_bloom::kinds::squid::SquidDigest;
 use compressed_bloom::{
     AnyFilter, BloomFilter, Coding, CountingBloomFilter, DecodeLimits, FilterParams, Kind,
     Subscriber,

@@ -20,7 +20,7 @@
 //! as they are: `h = MD5(key)`, cut into four big-endian 32-bit words
 //! `w_0..w_3`, and position `i` is `w_i mod m` (k = 4, m < 2^32, seed 0).
 //! Squid's key is its method id as one byte followed by the URL
-//! ([`crate::squid::store_key`]).
+//! ([`crate::kinds::squid::store_key`]).
 
 use md5::{Digest, Md5};
 use xxhash_rust::xxh3::xxh3_128_with_seed;

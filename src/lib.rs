@@ -138,9 +138,8 @@ mod prelude {
     pub(crate) use alloc::vec::Vec;
 }
 
-decoding_modules!(delta, format, kind, kinds, squid);
+decoding_modules!(delta, format, kind, kinds);
 internal_modules!(decoding: coder, wire);
-pub mod counting;
 pub mod filter;
 pub mod hash;
 #[cfg(feature = "std")]
@@ -156,19 +155,19 @@ pub mod sync;
 #[cfg(feature = "tokio")]
 pub mod tokio_codec;
 
-pub use counting::CountingBloomFilter;
 pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
 pub use format::{
-    decode, decode_any, decode_from_buf, encode, encode_any, encode_into, encode_to_buf,
-    encode_with, inspect, max_encoded_len, AnyFilter, Coding, DecodeError, DecodeLimits,
-    EncodeError, FilterKind, FilterType, FrameHeader, UpdateId,
+    decode, decode_from_buf, encode, encode_into, encode_to_buf, encode_with, inspect,
+    max_encoded_len, Coding, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType,
+    FrameHeader, UpdateId,
 };
+pub use kinds::counting::CountingBloomFilter;
 internal! {
     /// Encoders the crate's tests and tools pin frame types with.
     pub use format::{encode_as, encode_static, encode_with_identity};
 }
 pub use hash::{HashScheme, KeyHash};
-pub use kind::{apply_delta, decode_as, Kind};
+pub use kind::{apply_delta, decode_any, decode_as, encode_any, AnyFilter, Kind};
 #[cfg(feature = "std")]
 pub use sync::{Publisher, PublisherOptions, Subscriber, SyncError, Update, UpdateKind};
 

@@ -10,16 +10,10 @@
 //! Formats without a byte-string type (JSON) carry the frame as an array
 //! of numbers; both forms are accepted.
 
-use crate::counting::CountingBloomFilter;
-use crate::filter::BloomFilter;
-use crate::format::{AnyFilter, Coding, DecodeLimits};
+use crate::format::{Coding, DecodeLimits};
+use crate::kind::AnyFilter;
 use crate::kind::{decode_as, Kind};
-use crate::kinds::partitioned::PartitionedBloomFilter;
-use crate::kinds::ribbon::RibbonFilter;
-use crate::kinds::scalable::ScalableBloomFilter;
-use crate::kinds::sparse::SparseFilter;
 use crate::prelude::*;
-use crate::squid::SquidDigest;
 use core::fmt;
 use core::marker::PhantomData;
 use serde::de::{self, SeqAccess, Visitor};
@@ -88,13 +82,10 @@ macro_rules! frame_serde {
     )*};
 }
 
-frame_serde!(
-    BloomFilter,
-    AnyFilter,
-    PartitionedBloomFilter,
-    SparseFilter,
-    CountingBloomFilter,
-    ScalableBloomFilter,
-    SquidDigest,
-    RibbonFilter,
-);
+/// [`frame_serde!`] for every kind in the registry.
+macro_rules! registry_serde {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$ty:ident),)*) => {
+        frame_serde!(AnyFilter, $(crate::kinds::$module::$ty,)*);
+    };
+}
+crate::kinds::for_each_kind!(registry_serde);

@@ -34,11 +34,11 @@
 //! identified version refuses unidentified frames
 //! ([`SyncError::Unordered`]).
 
-use crate::counting::CountingBloomFilter;
 use crate::delta;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::format::{self, Coding, DecodeError, DecodeLimits, UpdateId};
 use crate::kind::Kind;
+use crate::kinds::counting::CountingBloomFilter;
 use thiserror::Error;
 
 /// What a published frame is.

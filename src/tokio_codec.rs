@@ -22,7 +22,8 @@
 //!   never guesses where the next frame starts, so it is never silently
 //!   misaligned. Reconnect (or start a new codec) to go on.
 
-use crate::format::{self, header, AnyFilter, Coding, DecodeError, DecodeLimits, FrameHeader};
+use crate::format::{self, header, Coding, DecodeError, DecodeLimits, FrameHeader};
+use crate::kind::AnyFilter;
 use crate::kind::{decode_as, Kind};
 use bytes::{BufMut, Bytes, BytesMut};
 use thiserror::Error;

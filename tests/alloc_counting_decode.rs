@@ -4,7 +4,10 @@
 //! copy of them or of the frame. One test in this binary, so the counting
 //! allocator sees only its allocations.
 
-use compressed_bloom::format::{decode_counting, encode_counting, encode_counting_raw, stream};
+use compressed_bloom::format::stream;
+use compressed_bloom::kinds::counting::decode_counting;
+use compressed_bloom::kinds::counting::encode_counting;
+use compressed_bloom::kinds::counting::encode_counting_raw;
 use compressed_bloom::{CountingBloomFilter, DecodeLimits, FilterParams};
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;

@@ -129,7 +129,9 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     // max_m as an m, but their list (under 64 bytes per payload byte,
     // whatever m they declare) is held to ⌈max_m/8⌉ bytes at its count
     // (docs/FORMAT.md section 8.4, step 3).
-    use compressed_bloom::format::{decode_any, encode_partitioned, encode_sparse};
+    use compressed_bloom::decode_any;
+    use compressed_bloom::kinds::partitioned::encode_partitioned;
+    use compressed_bloom::kinds::sparse::encode_sparse;
     use compressed_bloom::kinds::{partitioned::PartitionedBloomFilter, sparse::SparseFilter};
     let mut kind_frames: Vec<Vec<u8>> = Vec::new();
     let mut part = PartitionedBloomFilter::new(FilterParams::new(max_m, 4, 1)).unwrap();
@@ -209,7 +211,8 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     // full map and a value stream that ends at once), and a raw one; at
     // m = max_m (2.5 times the memory, accepted before) a refusal before
     // anything is allocated.
-    use compressed_bloom::format::{encode_counting, encode_counting_raw};
+    use compressed_bloom::kinds::counting::encode_counting;
+    use compressed_bloom::kinds::counting::encode_counting_raw;
     let memory = (max_m / 8) as usize;
     let counting_m = (0..64)
         .map(|d| max_m / 5 + 1 - d)
@@ -278,9 +281,13 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
     for i in 100_000..110_000u32 {
         next.insert(&i.to_le_bytes());
     }
-    let d = delta::encode_delta_counting(&base, &next).unwrap();
+    let d = compressed_bloom::kinds::counting::encode_delta_counting(&base, &next).unwrap();
     let mut res = None;
-    let peak = peak_of(|| res = Some(delta::apply_counting(&mut base, &d, &limits)));
+    let peak = peak_of(|| {
+        res = Some(compressed_bloom::kinds::counting::apply_counting(
+            &mut base, &d, &limits,
+        ))
+    });
     res.unwrap().unwrap();
     assert_eq!(base, next);
     let held = (counting_m.div_ceil(16) * 8 + counting_m.div_ceil(64) * 8) as usize;
@@ -295,7 +302,7 @@ fn decoding_stays_within_the_limit_plus_a_constant() {
 
     // The scalable kind: the header's m is the sum of the layers' m, so a
     // frame holds at most max_m bits in its layers (docs/FORMAT.md 8.3).
-    use compressed_bloom::format::encode_scalable;
+    use compressed_bloom::kinds::scalable::encode_scalable;
     use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
     let mut s = ScalableBloomFilter::new(ScalablePolicy::new(20_000, 0.01), 1).unwrap();
     for i in 0..200_000u32 {

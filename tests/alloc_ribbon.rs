@@ -142,7 +142,7 @@ fn a_decoded_shard_table_holds_one_record_per_shard() {
     let shards = 1u64 << 20;
     let (f, _) = empty_shards(shards - 1);
     let lim = DecodeLimits::default();
-    let peak = peak_of(|| drop(compressed_bloom::format::decode_ribbon(&f, &lim).unwrap()));
+    let peak = peak_of(|| drop(compressed_bloom::kinds::ribbon::decode_ribbon(&f, &lim).unwrap()));
     // 24 bytes per shard plus the one 16-byte word (two records would
     // add 16 bytes per shard, 16 MiB).
     let held = (24 * shards + 16) as usize;
@@ -160,10 +160,11 @@ fn a_decoded_filter_holds_what_heap_bytes_reports() {
     let keys: Vec<u32> = (0..500_000).collect();
     let keys: Vec<[u8; 4]> = keys.iter().map(|k| k.to_le_bytes()).collect();
     let built = RibbonFilter::from_keys(&keys, 0.01, 9).unwrap();
-    let f = compressed_bloom::format::encode_ribbon(&built);
+    let f = compressed_bloom::kinds::ribbon::encode_ribbon(&built);
     let mut held = 0;
     let peak = peak_of(|| {
-        let g = compressed_bloom::format::decode_ribbon(&f, &DecodeLimits::default()).unwrap();
+        let g =
+            compressed_bloom::kinds::ribbon::decode_ribbon(&f, &DecodeLimits::default()).unwrap();
         held = g.heap_bytes();
         std::mem::forget(g);
     });
@@ -184,6 +185,6 @@ fn the_ribbon_decode_fuzz_seed_of_empty_shards_stays_within_its_bound() {
     let (f, _) = empty_shards(20_000);
     let bound = f.len() * 16 + 64 * 1024;
     let lim = DecodeLimits::default();
-    let peak = peak_of(|| drop(compressed_bloom::format::decode_ribbon(&f, &lim).unwrap()));
+    let peak = peak_of(|| drop(compressed_bloom::kinds::ribbon::decode_ribbon(&f, &lim).unwrap()));
     assert!(peak <= bound, "peak {peak} for a {}-byte frame", f.len());
 }

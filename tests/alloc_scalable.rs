@@ -12,7 +12,7 @@
 mod counting_alloc;
 use counting_alloc::peak_of;
 
-use compressed_bloom::format::encode_scalable;
+use compressed_bloom::kinds::scalable::encode_scalable;
 use compressed_bloom::kinds::scalable::{layer_seed, Layer, ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::{decode_any, AnyFilter, BloomFilter, DecodeLimits, FilterParams};
 

@@ -1,5 +1,5 @@
 //! The memory of a scalable delta that adds layers (docs/HARDENING.md,
-//! "Expansion"): `delta::apply_scalable` holds what such a delta may add,
+//! "Expansion"): `compressed_bloom::kinds::scalable::apply_scalable` holds what such a delta may add,
 //! ⌈(m − the base's bits)/8⌉ bytes, to the expansion rule before it
 //! decodes anything, and applying it holds the added layers, the decoded
 //! XOR of each base layer and the copy of the base the result is built in.
@@ -10,7 +10,8 @@
 mod counting_alloc;
 use counting_alloc::peak_of;
 
-use compressed_bloom::delta::{apply_scalable, encode_delta_scalable};
+use compressed_bloom::kinds::scalable::apply_scalable;
+use compressed_bloom::kinds::scalable::encode_delta_scalable;
 use compressed_bloom::kinds::scalable::{layer_seed, Layer, ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::{coder, BloomFilter, DecodeLimits, FilterParams};
 

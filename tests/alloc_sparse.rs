@@ -2,7 +2,8 @@
 //! keys in memory proportional to the keys. One test in this
 //! binary, so the counting allocator sees only its allocations.
 
-use compressed_bloom::format::{decode_sparse, encode_sparse};
+use compressed_bloom::kinds::sparse::decode_sparse;
+use compressed_bloom::kinds::sparse::encode_sparse;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::{DecodeLimits, FilterParams};
 #[path = "common/counting_alloc.rs"]

@@ -1,6 +1,6 @@
 //! What importing a Squid cache digest holds (docs/HARDENING.md, "Squid
 //! digests"): Squid's own form (`SquidDigest::from_squid_bytes`) and a
-//! frame holding one (`format::decode_squid`), at the largest mask the
+//! frame holding one (`compressed_bloom::kinds::squid::decode_squid`), at the largest mask the
 //! format allows. One test in this binary, so the counting allocator sees
 //! only its allocations.
 
@@ -8,8 +8,10 @@
 mod counting_alloc;
 use counting_alloc::peak_of;
 
-use compressed_bloom::format::{decode_squid, encode_squid, encode_squid_raw};
-use compressed_bloom::squid::{SquidDigest, SquidError, MAX_MASK_SIZE};
+use compressed_bloom::kinds::squid::decode_squid;
+use compressed_bloom::kinds::squid::encode_squid;
+use compressed_bloom::kinds::squid::encode_squid_raw;
+use compressed_bloom::kinds::squid::{SquidDigest, SquidError, MAX_MASK_SIZE};
 use compressed_bloom::{coder, DecodeError, DecodeLimits};
 
 /// The largest digest: Squid caps the mask at 268,435,454 bytes

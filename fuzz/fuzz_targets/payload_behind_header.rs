@@ -15,9 +15,9 @@
 //! held before.
 #![no_main]
 
-use compressed_bloom::format::{
-    encode_as, encode_partitioned_raw, stream, varint, AnyFilter, FilterType, KindSet,
-};
+use compressed_bloom::format::{encode_as, stream, varint, FilterType, KindSet};
+use compressed_bloom::kinds::partitioned::encode_partitioned_raw;
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{
     decode_any, delta, encode_any, BloomFilter, CountingBloomFilter, DecodeLimits, FilterParams,
 };
@@ -90,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
         // A counting delta against an empty counting base.
         let mut base = CountingBloomFilter::new(FilterParams::new(m, k, 0)).unwrap();
         let before = base.clone();
-        if delta::apply_counting(&mut base, &f, &limits).is_err() {
+        if compressed_bloom::kinds::counting::apply_counting(&mut base, &f, &limits).is_err() {
             assert_eq!(base, before, "a refused delta changed the base");
         }
         return;

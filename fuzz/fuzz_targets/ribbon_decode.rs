@@ -7,7 +7,9 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use compressed_bloom::format::{decode_ribbon, encode_ribbon, varint};
+use compressed_bloom::format::varint;
+use compressed_bloom::kinds::ribbon::decode_ribbon;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
 use compressed_bloom::DecodeLimits;
 use libfuzzer_sys::fuzz_target;
 

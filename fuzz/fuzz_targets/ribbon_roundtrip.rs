@@ -4,7 +4,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use compressed_bloom::format::{decode_ribbon, encode_ribbon};
+use compressed_bloom::kinds::ribbon::decode_ribbon;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::{decode_any, AnyFilter, DecodeLimits, KeyHash};
 use libfuzzer_sys::fuzz_target;

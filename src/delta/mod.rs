@@ -18,21 +18,16 @@ use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 mod split;
-mod squid;
 
 use crate::coder;
 use crate::filter::{zeroed_words, BloomFilter, FilterError};
 use crate::format::header::HeaderFields;
 use crate::format::FilterKind;
-use crate::kinds::partitioned::PartitionedBloomFilter;
-use crate::kinds::sparse::{self, SparseFilter};
+use crate::kinds::sparse::{self};
 use crate::format::{self, varint, DecodeError, DecodeLimits, FilterType, FrameHeader, UpdateId};
 #[cfg(feature = "std")]
 use crate::math::log2_binomial;
 use split::Side;
-use crate::counting::CountingBloomFilter;
-use crate::kinds::counting;
-use crate::kinds::scalable::{self, ScalableBloomFilter};
 use crate::filter::Digester;
 
 internal! {
@@ -105,15 +100,15 @@ impl PartLayout {
 
 /// What both delta types are made from: the XOR of the two versions and
 /// the payload's leading digests (computed once when both types are tried).
-struct Change {
+pub(crate) struct Change {
     xor: Vec<u64>,
     digests: Vec<u8>,
     identity: Option<UpdateId>,
-    kind: FilterKind,
+    pub(crate) kind: FilterKind,
 }
 
 impl Change {
-    fn new(
+    pub(crate) fn new(
         old: &BloomFilter,
         new: &BloomFilter,
         identity: Option<UpdateId>,
@@ -142,7 +137,7 @@ impl Change {
     }
 
     /// The type 2 frame: digests, then the XOR coded alone.
-    fn plain(&self, new: &BloomFilter) -> Vec<u8> {
+    pub(crate) fn plain(&self, new: &BloomFilter) -> Vec<u8> {
         let mut payload = self.digests.clone();
         coder::encode(&self.xor, new.m(), &mut payload);
         format::frame_bytes(new.params(), new.len(), &self.fields(FilterType::Delta), &payload)
@@ -151,7 +146,7 @@ impl Change {
     /// The type 3 frame: digests, base_ones, zeros_len, then the XOR bits at
     /// the base's 0s and at its 1s, each coded as its own array (an empty
     /// part is no bytes).
-    fn conditional(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
+    pub(crate) fn conditional(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
         let m = new.m();
         let base = old.as_words();
         let (zeros, zeros_bits) = split::gather(&self.xor, base, m, Side::Zeros);
@@ -185,7 +180,7 @@ impl Change {
     }
 
     /// The smaller of the two delta types (the conditional one on ties).
-    fn smallest(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
+    pub(crate) fn smallest(&self, old: &BloomFilter, new: &BloomFilter) -> Vec<u8> {
         let cond = self.conditional(old, new);
         let plain = self.plain(new);
         if plain.len() < cond.len() {
@@ -460,7 +455,7 @@ fn coded_arrays(d: &DeltaHeader) -> Vec<(u64, usize, usize)> {
 }
 
 /// Frame offset and length of a plain delta's coded XOR (after the digests).
-fn plain_span(h: &FrameHeader) -> (usize, usize) {
+pub(crate) fn plain_span(h: &FrameHeader) -> (usize, usize) {
     // The header parser checked payload_len >= DIGESTS_LEN.
     let at = h.header_len.saturating_add(DIGESTS_LEN);
     (at, (h.payload_len as usize).saturating_sub(DIGESTS_LEN))
@@ -468,7 +463,7 @@ fn plain_span(h: &FrameHeader) -> (usize, usize) {
 
 /// `data[at..at + len]`, which [`inspect_delta`] has checked lies in the
 /// frame.
-fn frame_slice(data: &[u8], at: usize, len: usize) -> Result<&[u8], DecodeError> {
+pub(crate) fn frame_slice(data: &[u8], at: usize, len: usize) -> Result<&[u8], DecodeError> {
     let end = at.saturating_add(len);
     data.get(at..end).ok_or(DecodeError::Truncated {
         needed: end as u64,
@@ -492,6 +487,19 @@ fn decode_array(
     let coded = frame_slice(data, at, len)?;
     coder::decode_each_block(coded, bits, |_, words, n| sink(words, n))
         .map_err(|source| DecodeError::Payload { offset: at, source })
+}
+
+/// The changed positions of a sparse delta, decoded; their list is held
+/// to the receiver's memory limit at its count, before it is allocated.
+pub(crate) fn sparse_changes(
+    data: &[u8],
+    d: &DeltaHeader,
+    limits: &DecodeLimits,
+) -> Result<sparse::EliasFano, DecodeError> {
+    let (at, len) = plain_span(&d.frame);
+    let max_bytes = format::sparse_memory_limit(limits);
+    sparse::decode_payload_within(frame_slice(data, at, len)?, d.frame.params.m, max_bytes)
+        .map_err(|source| format::sparse_error(at, source, limits, None))
 }
 
 internal! {
@@ -687,7 +695,7 @@ pub(crate) fn check_base(d: &DeltaHeader, held: u64) -> Result<(), DecodeError> 
 }
 
 /// Refuses a delta of another kind than the base's.
-fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
+pub(crate) fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
     if d.frame.kind == kind {
         Ok(())
     } else {
@@ -698,198 +706,8 @@ fn expect_kind(d: &DeltaHeader, kind: FilterKind) -> Result<(), DecodeError> {
     }
 }
 
-internal! {
-/// Encodes the smallest delta (conditional or plain, as [`encode_delta`])
-/// that turns the partitioned filter `old` into `new`: the XOR of their bit
-/// arrays, in a version-3 frame of kind 2.
-///
-/// # Errors
-/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-pub fn encode_delta_partitioned(
-    old: &PartitionedBloomFilter,
-    new: &PartitionedBloomFilter,
-) -> Result<Vec<u8>, FilterError> {
-    encode_delta_partitioned_as(old, new, FilterType::Coded)
-}
-}
-
-internal! {
-/// [`encode_delta_partitioned`] with the delta type chosen:
-/// [`FilterType::Delta`] (plain), [`FilterType::ConditionalDelta`], or any
-/// other for the smaller (docs/FORMAT.md section 8.2 allows both types).
-///
-/// # Errors
-/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-pub fn encode_delta_partitioned_as(
-    old: &PartitionedBloomFilter,
-    new: &PartitionedBloomFilter,
-    ty: FilterType,
-) -> Result<Vec<u8>, FilterError> {
-    let mut change = Change::new(old.bits(), new.bits(), None)?;
-    change.kind = FilterKind::Partitioned;
-    Ok(match ty {
-        FilterType::Delta => change.plain(new.bits()),
-        FilterType::ConditionalDelta => change.conditional(old.bits(), new.bits()),
-        _ => change.smallest(old.bits(), new.bits()),
-    })
-}
-}
-
-internal! {
-/// Applies a partitioned filter's delta (kind 2) to `base`, as [`apply`]
-/// does for a standard filter; on any error `base` is unchanged.
-///
-/// # Errors
-/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-pub fn apply_partitioned(
-    base: &mut PartitionedBloomFilter,
-    data: &[u8],
-    limits: &DecodeLimits,
-) -> Result<(), DecodeError> {
-    let d = inspect_delta(data, limits)?;
-    expect_kind(&d, FilterKind::Partitioned)?;
-    same_params(&d.frame.params, base.params())?;
-    let held = digest(base.bits());
-    apply_partitioned_checked(base, held, data, &d).map(|_| ())
-}
-}
-
-/// [`apply_partitioned`] for a receiver that holds `base`'s digest: a
-/// delta for another base is refused before `base` is read or copied.
-/// Returns the result's digest. Memory: a copy of the base's bits, made
-/// once the base is known to be the right one.
-pub(crate) fn apply_partitioned_checked(
-    base: &mut PartitionedBloomFilter,
-    held: u64,
-    data: &[u8],
-    d: &DeltaHeader,
-) -> Result<u64, DecodeError> {
-    expect_kind(d, FilterKind::Partitioned)?;
-    same_params(&d.frame.params, base.params())?;
-    check_base(d, held)?;
-    let mut bits = base.bits().clone();
-    let got = apply_checked_kind(&mut bits, held, data, d, FilterKind::Partitioned)?;
-    *base = PartitionedBloomFilter::from_bits(bits)?;
-    Ok(got)
-}
-
-internal! {
-/// Encodes the delta that turns the sparse filter `old` into `new` (type 2
-/// under kind 4, docs/FORMAT.md section 8.4): the two filters' sparse
-/// digests, then the positions whose bit differs, Rice-coded like a sparse
-/// payload. Time and memory proportional to the positions, never to m.
-///
-/// # Errors
-/// [`FilterError::ParamsMismatch`] if the filters' m, k, seed or scheme differ.
-pub fn encode_delta_sparse(old: &SparseFilter, new: &SparseFilter) -> Result<Vec<u8>, FilterError> {
-    if old.params() != new.params() {
-        return Err(FilterError::ParamsMismatch {
-            left: *old.params(),
-            right: *new.params(),
-        });
-    }
-    let changes: Vec<u64> = sparse::symmetric_difference(old.positions(), new.positions()).collect();
-    let mut payload = Vec::with_capacity(DIGESTS_LEN.saturating_add(16));
-    payload.extend_from_slice(&sparse::digest(old).to_le_bytes());
-    payload.extend_from_slice(&sparse::digest(new).to_le_bytes());
-    sparse::encode_payload(&changes, new.params().m, &mut payload);
-    let fields = HeaderFields::of_kind(FilterKind::Sparse, FilterType::Delta);
-    Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
-}
-}
-
-/// The changed positions of a sparse delta, decoded; their list is held
-/// to the receiver's memory limit at its count, before it is allocated.
-fn sparse_changes(
-    data: &[u8],
-    d: &DeltaHeader,
-    limits: &DecodeLimits,
-) -> Result<sparse::EliasFano, DecodeError> {
-    let (at, len) = plain_span(&d.frame);
-    let max_bytes = format::any::sparse_memory_limit(limits);
-    sparse::decode_payload_within(frame_slice(data, at, len)?, d.frame.params.m, max_bytes)
-        .map_err(|source| format::any::sparse_error(at, source, limits, None))
-}
-
-internal! {
-/// Applies a sparse filter's delta (type 2, kind 4) to `base`: checks the
-/// base's sparse digest, flips the listed positions, and checks the
-/// result's digest before replacing `base`; on any error `base` is
-/// unchanged. Memory: the result's positions and the changes.
-///
-/// # Errors
-/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-pub fn apply_sparse(
-    base: &mut SparseFilter,
-    data: &[u8],
-    limits: &DecodeLimits,
-) -> Result<(), DecodeError> {
-    let d = inspect_delta(data, limits)?;
-    expect_kind(&d, FilterKind::Sparse)?;
-    same_params(&d.frame.params, base.params())?;
-    let held = sparse::digest(base);
-    apply_sparse_checked(base, held, data, &d, limits).map(|_| ())
-}
-}
-
-/// [`apply_sparse`] for a receiver that holds `base`'s digest: a delta
-/// for another base is refused before `base` is read. Returns the
-/// result's digest. The changes' list and the result's are each held to
-/// the memory limit (⌈max_m/8⌉ bytes) before they are allocated.
-pub(crate) fn apply_sparse_checked(
-    base: &mut SparseFilter,
-    held: u64,
-    data: &[u8],
-    d: &DeltaHeader,
-    limits: &DecodeLimits,
-) -> Result<u64, DecodeError> {
-    expect_kind(d, FilterKind::Sparse)?;
-    same_params(&d.frame.params, base.params())?;
-    check_base(d, held)?;
-    let changes = sparse_changes(data, d, limits)?;
-    let count = sparse::symmetric_difference(base.positions(), changes.iter()).count() as u64;
-    let bytes = sparse::EliasFano::bytes_for(count, base.params().m);
-    let memory_limit = format::any::sparse_memory_limit(limits);
-    if bytes > memory_limit {
-        return Err(DecodeError::LimitExceeded {
-            what: "decoded memory (bytes; max_m / 8)",
-            requested: bytes,
-            limit: memory_limit,
-        });
-    }
-    let result = sparse::apply_changes(base, &changes, d.frame.n)?;
-    let got = sparse::digest(&result);
-    if got != d.result_digest {
-        return Err(DecodeError::ResultMismatch {
-            expected: d.result_digest,
-            actual: got,
-        });
-    }
-    *base = result;
-    Ok(got)
-}
-
-internal! {
-/// Encodes the delta that turns the scalable filter `old` into `new` (type
-/// 2 under kind 3, docs/FORMAT.md section 8.3): layer by layer, the XOR of
-/// each layer `old` has, then the layers `new` opened since, whole.
-///
-/// # Errors
-/// [`ScalableError::Layer`](crate::kinds::scalable::ScalableError) if
-/// `new` is not `old` grown (same seed, policy and old layers' shapes).
-pub fn encode_delta_scalable(
-    old: &ScalableBloomFilter,
-    new: &ScalableBloomFilter,
-) -> Result<Vec<u8>, crate::kinds::scalable::ScalableError> {
-    let payload = scalable::encode_delta_payload(old, new)?;
-    let fields = HeaderFields::of_kind(FilterKind::Scalable, FilterType::Delta);
-    let p = crate::format::any::scalable_params(new);
-    Ok(format::frame_bytes(&p, new.len(), &fields, &payload))
-}
-}
-
 /// A delta's parameters against its base's: `ParamsMismatch` unless equal.
-fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Result<(), DecodeError> {
+pub(crate) fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Result<(), DecodeError> {
     if frame != base {
         return Err(DecodeError::ParamsMismatch {
             frame: *frame,
@@ -899,77 +717,9 @@ fn same_params(frame: &crate::FilterParams, base: &crate::FilterParams) -> Resul
     Ok(())
 }
 
-internal! {
-/// Applies a scalable filter's delta (type 2, kind 3) to `base`: checks
-/// the base's digest, XORs each old layer's change, adds the new layers,
-/// and checks the result's digest before replacing `base`; on any error
-/// `base` is unchanged. Memory while it is checked: the decoded changes
-/// and the result (each about the size of the base, plus the new layers).
-/// Unlike other deltas, this one can grow the filter (new layers, up to
-/// the header's m), so the receiver's expansion limit applies to what it
-/// may add: ⌈(m − the base's bits) / 8⌉ bytes against `max_expansion` ×
-/// the frame's length, or the floor ([`DecodeLimits::admits_output`]: new
-/// layers of zeros a publisher opened are taken as its empty frames are),
-/// checked before anything is decoded.
-///
-/// # Errors
-/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind;
-/// [`DecodeError::LimitExceeded`] for a delta that may add more than the
-/// expansion limit allows.
-pub fn apply_scalable(
-    base: &mut ScalableBloomFilter,
-    data: &[u8],
-    limits: &DecodeLimits,
-) -> Result<(), DecodeError> {
-    let d = inspect_delta(data, limits)?;
-    expect_kind(&d, FilterKind::Scalable)?;
-    scalable_seed(&d, base)?;
-    let held = base.digest();
-    apply_scalable_checked(base, held, data, &d, limits).map(|_| ())
-}
-}
-
-/// A scalable delta's seed against its base's: `ParamsMismatch` unless equal.
-fn scalable_seed(d: &DeltaHeader, base: &ScalableBloomFilter) -> Result<(), DecodeError> {
-    if d.frame.params.seed != base.seed() {
-        return Err(DecodeError::ParamsMismatch {
-            frame: d.frame.params,
-            filter: crate::format::any::scalable_params(base),
-        });
-    }
-    Ok(())
-}
-
-/// [`apply_scalable`] for a receiver that holds `base`'s digest: a delta
-/// for another base is refused before `base` is read. Returns the
-/// result's digest.
-pub(crate) fn apply_scalable_checked(
-    base: &mut ScalableBloomFilter,
-    held: u64,
-    data: &[u8],
-    d: &DeltaHeader,
-    limits: &DecodeLimits,
-) -> Result<u64, DecodeError> {
-    expect_kind(d, FilterKind::Scalable)?;
-    scalable_seed(d, base)?;
-    check_base(d, held)?;
-    let h = &d.frame;
-    // The new layers are allocated as they are decoded, within the
-    // header's m less the base's bits (`scalable::apply_delta_payload`):
-    // held to the expansion limit as a full frame's output is.
-    let added = h.params.m.saturating_sub(base.total_bits()).div_ceil(8);
-    format::header::check_expansion(limits, added, added, h.frame_len())?;
-    let at = h.header_len;
-    let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let declared = crate::format::any::scalable_declared(h);
-    scalable::apply_delta_payload(base, payload, &declared, Some(held))
-        .map_err(|e| kind_delta_error(e, |source| DecodeError::Scalable { offset: at, source }))?;
-    Ok(d.result_digest)
-}
-
 /// A kind's delta error as a [`DecodeError`]: the digest mismatches as for
 /// a standard filter, the payload's own error as `payload` says.
-fn kind_delta_error<E>(
+pub(crate) fn kind_delta_error<E>(
     e: crate::kinds::bits::KindDeltaError<E>,
     payload: impl FnOnce(E) -> DecodeError,
 ) -> DecodeError {
@@ -979,74 +729,6 @@ fn kind_delta_error<E>(
         K::ResultMismatch { expected, actual } => DecodeError::ResultMismatch { expected, actual },
         K::Payload(source) => payload(source),
     }
-}
-
-internal! {
-/// Encodes the delta that turns the counting filter `old` into `new` (type
-/// 2 under kind 1, docs/FORMAT.md section 8.1): the map of changed counters
-/// and their new values.
-///
-/// # Errors
-/// [`FilterError::ParamsMismatch`] if the filters' parameters differ, or no
-/// memory for the map.
-pub fn encode_delta_counting(
-    old: &CountingBloomFilter,
-    new: &CountingBloomFilter,
-) -> Result<Vec<u8>, FilterError> {
-    if old.params() != new.params() {
-        return Err(FilterError::ParamsMismatch {
-            left: *old.params(),
-            right: *new.params(),
-        });
-    }
-    let payload = counting::encode_delta_payload(old, new)?;
-    let fields = HeaderFields::of_kind(FilterKind::Counting, FilterType::Delta);
-    Ok(format::frame_bytes(new.params(), new.len(), &fields, &payload))
-}
-}
-
-internal! {
-/// Applies a counting filter's delta (type 2, kind 1) to `base`: checks the
-/// base's digest, sets the changed counters, and checks the result's digest
-/// before replacing `base`; on any error `base` is unchanged. Memory: the
-/// result's counters and the map of changes.
-///
-/// # Errors
-/// As [`apply`]; [`DecodeError::WrongKind`] for a delta of another kind.
-pub fn apply_counting(
-    base: &mut CountingBloomFilter,
-    data: &[u8],
-    limits: &DecodeLimits,
-) -> Result<(), DecodeError> {
-    let d = inspect_delta(data, limits)?;
-    expect_kind(&d, FilterKind::Counting)?;
-    same_params(&d.frame.params, base.params())?;
-    let held = counting::digest(base);
-    apply_counting_checked(base, held, data, &d, limits).map(|_| ())
-}
-}
-
-/// [`apply_counting`] for a receiver that holds `base`'s digest: a delta
-/// for another base is refused before `base` is read or copied. Returns
-/// the result's digest.
-pub(crate) fn apply_counting_checked(
-    base: &mut CountingBloomFilter,
-    held: u64,
-    data: &[u8],
-    d: &DeltaHeader,
-    limits: &DecodeLimits,
-) -> Result<u64, DecodeError> {
-    expect_kind(d, FilterKind::Counting)?;
-    let h = &d.frame;
-    same_params(&h.params, base.params())?;
-    check_base(d, held)?;
-    let at = h.header_len;
-    let payload = frame_slice(data, at, h.payload_len as usize)?;
-    let budget = counting::decision_budget(limits, h.frame_len());
-    let result = counting::apply_delta_payload(base, payload, h.n, budget, Some(held))
-        .map_err(|e| kind_delta_error(e, |source| format::counting_error(at, source)))?;
-    *base = result;
-    Ok(d.result_digest)
 }
 
 internal! {
@@ -1168,7 +850,7 @@ pub(crate) fn apply_checked(
 }
 
 /// [`apply_checked`] for a delta of `kind` (the base's bit array).
-fn apply_checked_kind(
+pub(crate) fn apply_checked_kind(
     base: &mut BloomFilter,
     base_digest: u64,
     data: &[u8],

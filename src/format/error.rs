@@ -167,7 +167,7 @@ pub enum DecodeError {
         /// Frame offset of the header's first byte.
         offset: usize,
         /// What is wrong.
-        source: crate::squid::SquidError,
+        source: crate::kinds::squid::SquidError,
     },
     /// The frame is not a Squid digest (no Squid header, metadata tag 1).
     #[error("not a Squid digest: the frame has no Squid header (metadata tag 1)")]
@@ -185,7 +185,7 @@ pub enum DecodeError {
     },
     /// A frame of another kind than the function decodes (e.g. a
     /// partitioned filter given to [`crate::decode`]; use
-    /// [`crate::format::decode_any`]).
+    /// [`crate::decode_any`]).
     #[error("frame holds a {} filter, {} was expected (decode_any reads every kind)", found.name(), expected.name())]
     WrongKind {
         /// The frame's kind.

@@ -30,6 +30,7 @@ use super::limits::DecodeLimits;
 use super::varint;
 use crate::filter::{FilterParams, MAX_K, MAX_M};
 use crate::hash::HashScheme;
+pub use crate::wire::kind_id::{FilterKind, FilterType};
 
 /// The two magic bytes that open every frame.
 pub const MAGIC: [u8; 2] = [0xCB, 0xF1];
@@ -65,180 +66,6 @@ const SQUID_RECORD_LEN: usize = 3 + SQUID_CBLOCK_LEN;
 const FLAG_IDENTITY: u8 = 0x01;
 /// Version-3 flag bit: metadata records follow.
 const FLAG_METADATA: u8 = 0x02;
-
-/// How the payload represents the bit array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FilterType {
-    /// The packed bit array, ⌈m/8⌉ bytes, bit i in byte i/8 at bit i%8.
-    Raw,
-    /// The bit array through the adaptive rANS run coder (`coder`).
-    Coded,
-    /// The XOR of two versions of a filter, coded like [`FilterType::Coded`],
-    /// after the digests of both versions (`delta`).
-    Delta,
-    /// The XOR of two versions coded *given the base*: the XOR bits where the
-    /// base is 0 and those where it is 1 are coded as two separate arrays,
-    /// whose densities differ (format version 2; `delta`).
-    ConditionalDelta,
-    /// The bit array through the static coder (`coder::static_coded`):
-    /// each block's count of ones is sent, so its model is built once, and
-    /// dense blocks code a byte per step. Faster to decode than
-    /// [`FilterType::Coded`] at every density (format version 3, kinds
-    /// standard and partitioned).
-    StaticCoded,
-}
-
-impl FilterType {
-    /// Wire id.
-    pub const fn id(self) -> u8 {
-        match self {
-            FilterType::Raw => 0,
-            FilterType::Coded => 1,
-            FilterType::Delta => 2,
-            FilterType::ConditionalDelta => 3,
-            FilterType::StaticCoded => 4,
-        }
-    }
-
-    /// The type with wire id `id`, if format `version` defines it.
-    pub const fn from_id(id: u8, version: u8) -> Option<Self> {
-        let ty = match id {
-            0 => FilterType::Raw,
-            1 => FilterType::Coded,
-            2 => FilterType::Delta,
-            3 => FilterType::ConditionalDelta,
-            4 => FilterType::StaticCoded,
-            _ => return None,
-        };
-        if ty.min_version() <= version {
-            Some(ty)
-        } else {
-            None
-        }
-    }
-
-    /// The first format version that defines this type; frames of this type
-    /// without version-3 features carry it in their version byte.
-    pub const fn min_version(self) -> u8 {
-        match self {
-            FilterType::Raw | FilterType::Coded | FilterType::Delta => 1,
-            FilterType::ConditionalDelta => 2,
-            FilterType::StaticCoded => 3,
-        }
-    }
-
-    /// Whether frames of this type carry a change to a filter (they are
-    /// applied with [`crate::delta::apply`], not decoded alone).
-    pub const fn is_delta(self) -> bool {
-        matches!(self, FilterType::Delta | FilterType::ConditionalDelta)
-    }
-
-    /// Lower-case name used by the CLI and JSON output.
-    pub const fn name(self) -> &'static str {
-        match self {
-            FilterType::Raw => "raw",
-            FilterType::Coded => "coded",
-            FilterType::Delta => "delta",
-            FilterType::ConditionalDelta => "conditional-delta",
-            FilterType::StaticCoded => "static",
-        }
-    }
-}
-
-/// The filter's kind: its array, its hash functions and how the receiver
-/// holds it (the version-3 kind byte; versions 1 and 2 hold only
-/// [`FilterKind::Standard`]). docs/FORMAT.md section 8 specifies each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FilterKind {
-    /// The bit array of docs/FORMAT.md section 1: k positions per key in one
-    /// m-bit array. Wire id 0.
-    Standard,
-    /// 4-bit saturating counters (paper §V). Wire id 1.
-    Counting,
-    /// k disjoint sub-arrays of m/k bits, one position in each. Wire id 2.
-    Partitioned,
-    /// Layers of standard filters that grow as keys arrive. Wire id 3.
-    Scalable,
-    /// The sorted positions of the one bits, held without the m-bit array.
-    /// Wire id 4.
-    Sparse,
-    /// A Ribbon filter: a solved linear system over GF(2), for a static
-    /// set in about log2(1/f) bits per key. Wire id 5.
-    Ribbon,
-}
-
-impl FilterKind {
-    /// Every kind, in wire-id order.
-    pub const ALL: [FilterKind; 6] = [
-        FilterKind::Standard,
-        FilterKind::Counting,
-        FilterKind::Partitioned,
-        FilterKind::Scalable,
-        FilterKind::Sparse,
-        FilterKind::Ribbon,
-    ];
-
-    /// Wire id.
-    pub const fn id(self) -> u8 {
-        match self {
-            FilterKind::Standard => 0,
-            FilterKind::Counting => 1,
-            FilterKind::Partitioned => 2,
-            FilterKind::Scalable => 3,
-            FilterKind::Sparse => 4,
-            FilterKind::Ribbon => 5,
-        }
-    }
-
-    /// The kind with wire id `id`, if the format assigns it (whether or not
-    /// this build supports it: see [`FilterKind::is_supported`]).
-    pub const fn from_id(id: u8) -> Option<Self> {
-        match id {
-            0 => Some(FilterKind::Standard),
-            1 => Some(FilterKind::Counting),
-            2 => Some(FilterKind::Partitioned),
-            3 => Some(FilterKind::Scalable),
-            4 => Some(FilterKind::Sparse),
-            5 => Some(FilterKind::Ribbon),
-            _ => None,
-        }
-    }
-
-    /// Whether this build decodes frames of this kind.
-    pub const fn is_supported(self) -> bool {
-        matches!(
-            self,
-            FilterKind::Standard
-                | FilterKind::Counting
-                | FilterKind::Partitioned
-                | FilterKind::Scalable
-                | FilterKind::Sparse
-                | FilterKind::Ribbon
-        )
-    }
-
-    /// Lower-case name used by the CLI and JSON output.
-    pub const fn name(self) -> &'static str {
-        match self {
-            FilterKind::Standard => "standard",
-            FilterKind::Counting => "counting",
-            FilterKind::Partitioned => "partitioned",
-            FilterKind::Scalable => "scalable",
-            FilterKind::Sparse => "sparse",
-            FilterKind::Ribbon => "ribbon",
-        }
-    }
-
-    /// The name the format assigns to kind id `id` (for error messages).
-    pub const fn assigned_name(id: u8) -> Option<&'static str> {
-        match Self::from_id(id) {
-            Some(k) => Some(k.name()),
-            None => None,
-        }
-    }
-}
 
 /// Where a version of a published filter stands in its publisher's history
 /// (docs/FORMAT.md section 5): versions are ordered by `(epoch, seq)` within
@@ -716,7 +543,7 @@ fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> 
     if let Some((at, cb)) = &v.squid_cblock {
         // Squid's own checks, then that the header describes this filter
         // (the scheme rules above made k = 4, seed 0).
-        let cb = crate::squid::CBlock::from_bytes(*cb);
+        let cb = crate::kinds::squid::CBlock::from_bytes(*cb);
         cb.validate()
             .and_then(|()| {
                 if fixed.kind == FilterKind::Standard
@@ -724,7 +551,7 @@ fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> 
                 {
                     Ok(())
                 } else {
-                    Err(crate::squid::SquidError::FilterMismatch {
+                    Err(crate::kinds::squid::SquidError::FilterMismatch {
                         params,
                         mask_size: cb.mask_size(),
                     })

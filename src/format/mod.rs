@@ -10,9 +10,7 @@
 use crate::prelude::*;
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
-internal_modules!(any);
 mod coding;
-mod convert;
 mod error;
 internal_modules!(header);
 #[cfg(feature = "std")]
@@ -32,20 +30,6 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use coding::Coding;
 pub use error::{DecodeError, EncodeError};
-pub use any::{decode_any, encode_any, AnyFilter};
-// Each kind's own frame functions, for tests, tools and the CLI; the API
-// is the `Kind` trait and `decode_as`.
-internal! {
-pub use any::{
-    decode_counting, decode_partitioned, decode_scalable, decode_sparse, decode_squid,
-    encode_counting, encode_counting_raw, encode_partitioned, encode_partitioned_raw,
-    encode_partitioned_static, encode_scalable, encode_scalable_raw, encode_sparse, encode_squid,
-    encode_squid_raw,
-};
-}
-internal! {
-    pub use any::{decode_ribbon, encode_ribbon};
-}
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
 pub use limits::{
@@ -356,7 +340,7 @@ pub fn encode_to_buf<B: BufMut>(filter: &BloomFilter, buf: &mut B) -> Result<usi
 /// Decodes exactly one frame of a standard filter occupying all of `data`,
 /// under `limits` (checked against the header before anything is
 /// allocated; `&DecodeLimits::default()` for the defaults). Every decoder
-/// of the crate takes its limits this way: [`decode_any`], `decode_as`,
+/// of the crate takes its limits this way: [`crate::decode_any`], `decode_as`,
 /// [`decode_from_buf`], `apply_delta`, `Subscriber::new`.
 ///
 /// # Errors
@@ -641,5 +625,58 @@ pub(crate) fn counting_error(
             limit,
         },
         source => DecodeError::Counting { offset, source },
+    }
+}
+
+/// The one full frame in `data`, checked, with `kind` (else
+/// [`DecodeError::WrongKind`]).
+pub(crate) fn checked_of_kind<'a>(
+    data: &'a [u8],
+    limits: &DecodeLimits,
+    kind: FilterKind,
+) -> Result<(FrameHeader, &'a [u8]), DecodeError> {
+    let (h, payload) = checked_whole_frame(data, limits)?;
+    if h.kind != kind {
+        return Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: kind,
+        });
+    }
+    Ok((h, payload))
+}
+
+/// The most bytes a sparse list may hold under `limits`: ⌈max_m/8⌉, the
+/// memory limit of every kind.
+pub(crate) fn sparse_memory_limit(limits: &DecodeLimits) -> u64 {
+    limits.max_m.div_ceil(8)
+}
+
+/// A sparse payload's error at frame offset `offset` as a [`DecodeError`]:
+/// a list over the receiver's limits is [`DecodeError::LimitExceeded`]
+/// (memory, or for a full frame of `frame_len` bytes the expansion
+/// limit), anything else [`DecodeError::Sparse`].
+pub(crate) fn sparse_error(
+    offset: usize,
+    source: crate::kinds::sparse::SparseError,
+    limits: &DecodeLimits,
+    frame_len: Option<u64>,
+) -> DecodeError {
+    match source {
+        crate::kinds::sparse::SparseError::ListTooLarge { bytes, .. } if bytes > sparse_memory_limit(limits) => {
+            DecodeError::LimitExceeded {
+                what: "decoded memory (bytes; max_m / 8)",
+                requested: bytes,
+                limit: sparse_memory_limit(limits),
+            }
+        }
+        crate::kinds::sparse::SparseError::ListTooLarge { bytes, .. } => {
+            let len = frame_len.unwrap_or(1).max(1);
+            DecodeError::LimitExceeded {
+                what: "expansion (output bytes per frame byte)",
+                requested: bytes.div_ceil(len),
+                limit: limits.max_expansion.unwrap_or(0),
+            }
+        }
+        source => DecodeError::Sparse { offset, source },
     }
 }

@@ -495,7 +495,7 @@ pub struct CheckedFrame<'a> {
 }
 
 impl<'a> CheckedFrame<'a> {
-    /// Checks the one frame that fills `frame` as [`super::decode_any`]
+    /// Checks the one frame that fills `frame` as [`crate::decode_any`]
     /// does before it decodes the payload: the header and the limits, the
     /// length, the CRC and no trailing bytes, with the same errors in the
     /// same order. A kind or type that [`streams_bits`] refuses is
@@ -548,7 +548,7 @@ impl<'a> CheckedFrame<'a> {
 
     /// As [`Self::write_bits`], but writes a raw frame: the bytes of
     /// [`write_raw_frame`] for a standard filter, and of
-    /// [`encode_partitioned_raw`](super::encode_partitioned_raw) for a
+    /// [`encode_partitioned_raw`](crate::kinds::partitioned::encode_partitioned_raw) for a
     /// partitioned one (in both the update identity, if any, is not
     /// carried over). Returns the bytes written.
     ///

@@ -7,8 +7,8 @@
 //! [`CountingBloomFilter`](crate::CountingBloomFilter),
 //! [`ScalableBloomFilter`](crate::kinds::scalable::ScalableBloomFilter),
 //! [`SparseFilter`](crate::kinds::sparse::SparseFilter),
-//! [`SquidDigest`](crate::squid::SquidDigest)) and by
-//! [`AnyFilter`](crate::AnyFilter), which dispatches to the kind a frame
+//! [`SquidDigest`](crate::kinds::squid::SquidDigest)) and by
+//! [`AnyFilter`], which dispatches to the kind a frame
 //! declares. [`crate::sync`]'s `Publisher` and `Subscriber` are generic over
 //! it, so every kind gets ordered, identified updates and the same refusals.
 //!
@@ -16,15 +16,17 @@
 //! frames and deltas); each kind's payload codecs stay in `kinds/`, below
 //! the frame layer, and the implementations here only connect them.
 
-mod impls;
+mod any;
+pub use any::{decode_any, encode_any, AnyFilter};
 
-use crate::delta::{self, check_base, DeltaHeader};
+use crate::delta::{self, DeltaHeader};
+use crate::prelude::*;
 use crate::format::{self, Coding, DecodeError, DecodeLimits, FilterKind, FrameHeader, UpdateId};
 
 /// A filter kind: its frames, its deltas and the digest that names a
 /// version of it.
 pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
-    /// The wire kind of this type's frames (for [`AnyFilter`](crate::AnyFilter),
+    /// The wire kind of this type's frames (for [`AnyFilter`],
     /// which holds every kind, the standard one).
     const KIND: FilterKind;
 
@@ -41,6 +43,17 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
 
     /// The number of keys the sender declared.
     fn len(&self) -> u64;
+
+    /// The filter's parameters: m, k, seed and hash scheme. For the
+    /// scalable kind, those of its first layer (its frame's header declares
+    /// the total m and the largest k); for the ribbon kind, its header's:
+    /// m its rows, k its lower columns.
+    fn params(&self) -> &crate::filter::FilterParams;
+
+    /// The number of one bits: for the counting kind, the nonzero
+    /// counters; for the sparse kind, its positions; for the ribbon kind,
+    /// the bits of its solution, which have no per-key meaning.
+    fn count_ones(&self) -> u64;
 
     /// Whether the sender declared no keys.
     fn is_empty(&self) -> bool {
@@ -97,6 +110,44 @@ pub trait Kind: Clone + core::fmt::Debug + PartialEq + Sized {
         limits: &DecodeLimits,
     ) -> Result<u64, DecodeError>;
 }
+
+/// `WrongKind` unless `h` is a frame of `kind`.
+pub(crate) fn expect(h: &FrameHeader, kind: FilterKind) -> Result<(), DecodeError> {
+    if h.kind == kind {
+        Ok(())
+    } else {
+        Err(DecodeError::WrongKind {
+            found: h.kind,
+            expected: kind,
+        })
+    }
+}
+
+/// A kind's delta frame with the identity `id`, if given. A delta with an
+/// identity needs a sequence number above 0 (the first version of an epoch
+/// is always a full frame), so there is none for seq 0.
+pub(crate) fn identified(frame: Option<Vec<u8>>, id: Option<UpdateId>) -> Option<Vec<u8>> {
+    let frame = frame?;
+    id.is_none_or(|id| id.seq > 0)
+        .then(|| format::with_identity(frame, id))
+}
+
+/// `contains`, `len` and `params` of a kind whose type has them as
+/// inherent methods.
+macro_rules! membership {
+    ($ty:ty) => {
+        fn contains(&self, key: &[u8]) -> bool {
+            <$ty>::contains(self, key)
+        }
+        fn len(&self) -> u64 {
+            <$ty>::len(self)
+        }
+        fn params(&self) -> &crate::filter::FilterParams {
+            <$ty>::params(self)
+        }
+    };
+}
+pub(crate) use membership;
 
 /// Decodes exactly one full frame of kind `F` occupying all of `data`,
 /// under `limits` (header, limits and CRC checked before the payload is

@@ -2,15 +2,51 @@
 //! each has its own in-memory type, and where the standard coder does not
 //! fit, its own payload coding. Kinds sit between [`crate::filter`] and
 //! [`crate::format`]: they use the filter, the coder and the wire
-//! primitives, and `format` frames them ([`crate::format::decode_any`]).
+//! primitives, and `format` frames them ([`crate::decode_any`]).
 
-pub mod partitioned;
-pub mod sparse;
 internal_modules!(bits);
-internal_modules!(counting);
 internal! {
     pub use bits::KindDeltaError;
 }
 pub use counting::CountingError;
-pub mod scalable;
-pub mod ribbon;
+
+/// The registry: every kind this build holds in memory, as
+/// `Variant(module::Type)` with the doc of its [`AnyFilter`](crate::AnyFilter)
+/// variant, handed to `$callback`. The order is the order of dispatch: a
+/// full frame goes to the first kind whose
+/// [`Kind::accepts`](crate::Kind::accepts) takes its header, so a Squid
+/// digest (a standard frame with Squid's record) comes before the standard
+/// kind. The list declares each kind's module (`kinds/<module>/`), and
+/// `kind::any` builds [`AnyFilter`](crate::AnyFilter), its dispatch and
+/// its conversions from it. Adding a kind is its folder, a line here and
+/// its wire id in `wire::kind_id` (docs/ARCHITECTURE.md).
+macro_rules! for_each_kind {
+    ($callback:ident) => {
+        $callback! {
+            /// A Squid cache digest: a standard filter with Squid's hashing
+            /// and Squid's header (metadata tag 1).
+            Squid(squid::SquidDigest),
+            /// [`FilterKind::Standard`](crate::FilterKind::Standard).
+            Standard(standard::BloomFilter),
+            /// [`FilterKind::Counting`](crate::FilterKind::Counting).
+            Counting(counting::CountingBloomFilter),
+            /// [`FilterKind::Partitioned`](crate::FilterKind::Partitioned).
+            Partitioned(partitioned::PartitionedBloomFilter),
+            /// [`FilterKind::Scalable`](crate::FilterKind::Scalable).
+            Scalable(scalable::ScalableBloomFilter),
+            /// [`FilterKind::Sparse`](crate::FilterKind::Sparse).
+            Sparse(sparse::SparseFilter),
+            /// [`FilterKind::Ribbon`](crate::FilterKind::Ribbon).
+            Ribbon(ribbon::RibbonFilter),
+        }
+    };
+}
+pub(crate) use for_each_kind;
+
+/// `pub mod <module>;` for each kind in the registry.
+macro_rules! kind_modules {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$ty:ident),)*) => {
+        $(pub mod $module;)*
+    };
+}
+for_each_kind!(kind_modules);

@@ -4,9 +4,10 @@
 //! matches on the kind to call its constructor.
 
 use super::{Choice, PlanError};
-use crate::counting::CountingBloomFilter;
 use crate::filter::{BloomFilter, FilterParams};
-use crate::format::{AnyFilter, FilterKind};
+use crate::format::FilterKind;
+use crate::kind::AnyFilter;
+use crate::kinds::counting::CountingBloomFilter;
 use crate::kinds::partitioned::PartitionedBloomFilter;
 use crate::kinds::ribbon::Build;
 use crate::kinds::ribbon::RibbonFilter;
@@ -47,7 +48,7 @@ pub fn ribbon_within(
         let f =
             RibbonFilter::from_hashes_with(hashes, (-bits.min(LOWEST_RATE_BITS)).exp2(), seed, how)
                 .map_err(fail)?;
-        let frame = crate::format::encode_ribbon(&f);
+        let frame = crate::kinds::ribbon::encode_ribbon(&f);
         if frame.len() as u64 <= budget {
             return Ok((f, frame));
         }

@@ -6,5 +6,6 @@
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
 pub mod crc;
+pub mod kind_id;
 pub mod limits;
 pub mod varint;

@@ -87,7 +87,7 @@ fn cbloom_decode_of_the_worst_counting_frame_holds_its_counters_and_map() {
     // settle both.
     let mut m = counting_m_within(FLOOR);
     let frame = loop {
-        let f = compressed_bloom::format::encode_counting(
+        let f = compressed_bloom::kinds::counting::encode_counting(
             &CountingBloomFilter::new(FilterParams::new(m, 3, 1)).unwrap(),
         );
         let len = f.len() as u64;
@@ -120,7 +120,7 @@ fn cbloom_decode_of_the_worst_counting_frame_holds_its_counters_and_map() {
          (counters and map {held}); peak RSS {rss:?} KiB"
     );
     // One counter past it is refused, naming the flag that raises it.
-    let past = compressed_bloom::format::encode_counting(
+    let past = compressed_bloom::kinds::counting::encode_counting(
         &CountingBloomFilter::new(FilterParams::new(m + 1, 3, 1)).unwrap(),
     );
     assert_eq!(past.len(), frame.len());
@@ -288,7 +288,7 @@ fn cbloom_holds_a_frame_above_its_floor_to_4096_times_its_length() {
 #[cfg(target_os = "linux")]
 #[test]
 fn cbloom_import_of_the_largest_squid_digest_holds_a_few_copies_of_it() {
-    use compressed_bloom::squid::{SquidDigest, MAX_MASK_SIZE};
+    use compressed_bloom::kinds::squid::{SquidDigest, MAX_MASK_SIZE};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let head = *SquidDigest::new(u64::from(MAX_MASK_SIZE), 8)

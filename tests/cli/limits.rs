@@ -27,7 +27,7 @@ fn the_memory_floor_does_not_raise_the_counting_work_budget() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let f = all_fifteen();
-    let frame = compressed_bloom::format::encode_counting(&f);
+    let frame = compressed_bloom::kinds::counting::encode_counting(&f);
     let path = dir.join("all15.cbf");
     std::fs::write(&path, &frame).unwrap();
     let budget = 128 * frame.len() as u64;
@@ -51,7 +51,11 @@ fn the_memory_floor_does_not_raise_the_counting_work_budget() {
     // counter, 983,040, from a frame of about 1.5 KB.
     let empty = CountingBloomFilter::new(FilterParams::new(1 << 16, 4, 3)).unwrap();
     let base = dir.join("empty.cbf");
-    std::fs::write(&base, compressed_bloom::format::encode_counting(&empty)).unwrap();
+    std::fs::write(
+        &base,
+        compressed_bloom::kinds::counting::encode_counting(&empty),
+    )
+    .unwrap();
     let delta = Kind::encode_delta(&empty, &f, None).unwrap();
     let dpath = dir.join("d.cbf");
     std::fs::write(&dpath, &delta).unwrap();
@@ -70,7 +74,11 @@ fn the_memory_floor_does_not_raise_the_counting_work_budget() {
     // from a frame of a few dozen bytes, far past 4096 times) reads.
     let big = CountingBloomFilter::new(FilterParams::new(10_000_000, 4, 3)).unwrap();
     let bpath = dir.join("big.cbf");
-    std::fs::write(&bpath, compressed_bloom::format::encode_counting(&big)).unwrap();
+    std::fs::write(
+        &bpath,
+        compressed_bloom::kinds::counting::encode_counting(&big),
+    )
+    .unwrap();
     let o = run(&["inspect", s(&bpath)]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

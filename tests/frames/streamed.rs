@@ -5,8 +5,9 @@
 
 use crate::common::{self, late_block};
 use compressed_bloom::coder::static_coded::{Choice, Mode};
-use compressed_bloom::format::{self, stream, AnyFilter, FilterType};
+use compressed_bloom::format::{self, stream, FilterType};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{decode_any, BloomFilter, DecodeLimits, FilterParams};
 
 fn filled(m: u64, k: u32, keys: u64, seed: u64) -> BloomFilter {
@@ -79,10 +80,10 @@ fn streamed_bits_and_raw_frames_equal_the_decoded_filter() {
         for j in 0..keys {
             p.insert(&j.to_le_bytes());
         }
-        let praw = format::encode_partitioned_raw(&p);
+        let praw = compressed_bloom::kinds::partitioned::encode_partitioned_raw(&p);
         for frame in [
-            format::encode_partitioned(&p),
-            format::encode_partitioned_static(&p),
+            compressed_bloom::kinds::partitioned::encode_partitioned(&p),
+            compressed_bloom::kinds::partitioned::encode_partitioned_static(&p),
             praw.clone(),
         ] {
             assert_eq!(
@@ -161,12 +162,18 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
     for j in 0..400u32 {
         p.insert(&j.to_le_bytes());
     }
-    frames.push(("partitioned coded".into(), format::encode_partitioned(&p)));
+    frames.push((
+        "partitioned coded".into(),
+        compressed_bloom::kinds::partitioned::encode_partitioned(&p),
+    ));
     frames.push((
         "partitioned static".into(),
-        format::encode_partitioned_static(&p),
+        compressed_bloom::kinds::partitioned::encode_partitioned_static(&p),
     ));
-    frames.push(("partitioned raw".into(), format::encode_partitioned_raw(&p)));
+    frames.push((
+        "partitioned raw".into(),
+        compressed_bloom::kinds::partitioned::encode_partitioned_raw(&p),
+    ));
     let two = filled((1 << 23) + 70_001, 2, 300_000, 6);
     frames.push((
         "coded, two blocks".into(),
@@ -193,7 +200,10 @@ fn payload_changes_behind_a_valid_crc_agree_with_the_decoder() {
                 }
                 (Ok(AnyFilter::Partitioned(g)), Ok(bits)) => {
                     assert_eq!(bits, g.bits().to_bytes(), "{name}");
-                    assert_eq!(raw_of(&d).unwrap(), format::encode_partitioned_raw(&g));
+                    assert_eq!(
+                        raw_of(&d).unwrap(),
+                        compressed_bloom::kinds::partitioned::encode_partitioned_raw(&g)
+                    );
                     accepted += 1;
                 }
                 (Err(e), Err(stream::StreamError::Decode(s))) => {
@@ -232,7 +242,7 @@ fn frames_it_does_not_stream_are_refused_before_the_crc() {
     let limits = DecodeLimits::unlimited();
     let mut c = compressed_bloom::CountingBloomFilter::new(FilterParams::new(1000, 3, 0)).unwrap();
     c.insert(b"a");
-    let mut frame = format::encode_counting(&c);
+    let mut frame = compressed_bloom::kinds::counting::encode_counting(&c);
     // A wrong CRC: the kind is refused first.
     let last = frame.len() - 1;
     frame[last] ^= 1;
@@ -255,8 +265,8 @@ fn frames_it_does_not_stream_are_refused_before_the_crc() {
 /// CRC is computed.
 #[test]
 fn squid_frames_are_refused_with_a_pointer_to_decode_any() {
-    let d = compressed_bloom::squid::SquidDigest::new(1000, 5).unwrap();
-    let frame = format::encode_squid(&d);
+    let d = compressed_bloom::kinds::squid::SquidDigest::new(1000, 5).unwrap();
+    let frame = compressed_bloom::kinds::squid::encode_squid(&d);
     let limits = DecodeLimits::unlimited();
     let h = format::header::parse(&frame, &limits).unwrap();
     assert!(!stream::streams_bits(&h));

@@ -4,8 +4,9 @@
 #![cfg(feature = "tokio")]
 
 use bytes::{Bytes, BytesMut};
-use compressed_bloom::format::{encode_any, AnyFilter};
+use compressed_bloom::encode_any;
 use compressed_bloom::tokio_codec::{CodecError, FrameCodec};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{encode, BloomFilter, DecodeError, DecodeLimits, FilterParams};
 use futures_util::{SinkExt, StreamExt};
 use tokio_util::codec::{Decoder, Framed};

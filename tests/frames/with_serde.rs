@@ -2,11 +2,12 @@
 //! and deserialises through the frame decoder, in postcard and JSON.
 #![cfg(feature = "serde")]
 
-use compressed_bloom::format::{self, AnyFilter};
+use compressed_bloom::format;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::{Method, SquidDigest};
+use compressed_bloom::kinds::squid::{Method, SquidDigest};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{BloomFilter, CountingBloomFilter, FilterParams};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -37,16 +38,19 @@ fn every_type_round_trips_as_its_frame() {
     }
     let s = SparseFilter::from_keys(FilterParams::new(1 << 40, 1, 1), &keys).unwrap();
     both(&b, &format::encode(&b));
-    both(&c, &format::encode_counting(&c));
-    both(&p, &format::encode_partitioned(&p));
-    both(&s, &format::encode_sparse(&s));
-    both(&d, &format::encode_squid(&d));
+    both(&c, &compressed_bloom::kinds::counting::encode_counting(&c));
+    both(
+        &p,
+        &compressed_bloom::kinds::partitioned::encode_partitioned(&p),
+    );
+    both(&s, &compressed_bloom::kinds::sparse::encode_sparse(&s));
+    both(&d, &compressed_bloom::kinds::squid::encode_squid(&d));
     let mut g = ScalableBloomFilter::new(ScalablePolicy::new(100, 0.01), 1).unwrap();
     keys.iter().for_each(|k| g.insert(k));
     assert!(g.layers().len() > 1, "the frame carries several layers");
-    both(&g, &format::encode_scalable(&g));
+    both(&g, &compressed_bloom::kinds::scalable::encode_scalable(&g));
     let any = AnyFilter::Sparse(s.clone());
-    both(&any, &format::encode_any(&any));
+    both(&any, &compressed_bloom::encode_any(&any));
 }
 
 #[test]

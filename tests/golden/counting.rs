@@ -7,7 +7,9 @@
 
 use crate::common;
 
-use compressed_bloom::format::{decode_counting, encode_counting, encode_counting_raw};
+use compressed_bloom::kinds::counting::decode_counting;
+use compressed_bloom::kinds::counting::encode_counting;
+use compressed_bloom::kinds::counting::encode_counting_raw;
 use compressed_bloom::kinds::counting::raw_payload;
 use compressed_bloom::{CountingBloomFilter, DecodeError, DecodeLimits, FilterParams};
 
@@ -57,7 +59,7 @@ fn counting_goldens() {
     let read = |name: &str| std::fs::read(format!("{DIR}/{name}")).unwrap();
     let mut base = decode_counting(&read("v3_counting_coded.cbf"), &lim).unwrap();
     let delta = read("v3_counting_delta.cbf");
-    compressed_bloom::delta::apply_counting(&mut base, &delta, &lim).unwrap();
+    compressed_bloom::kinds::counting::apply_counting(&mut base, &delta, &lim).unwrap();
     assert_eq!(raw_payload(&base), read("v3_counting_delta.nib"));
     let mut want = CountingBloomFilter::new(FilterParams::new(3000, 3, 5)).unwrap();
     for i in 51..=260 {
@@ -69,7 +71,7 @@ fn counting_goldens() {
     let old = decode_counting(&read("v3_counting_coded.cbf"), &lim).unwrap();
     for len in 0..delta.len() {
         let mut b = old.clone();
-        let r = compressed_bloom::delta::apply_counting(&mut b, &delta[..len], &lim);
+        let r = compressed_bloom::kinds::counting::apply_counting(&mut b, &delta[..len], &lim);
         assert!(
             matches!(r, Err(DecodeError::Truncated { .. })),
             "cut at {len}: {r:?}"
@@ -80,7 +82,7 @@ fn counting_goldens() {
         let mut bad = delta.clone();
         bad[bit / 8] ^= 1 << (bit % 8);
         let mut b = old.clone();
-        let r = compressed_bloom::delta::apply_counting(&mut b, &bad, &lim);
+        let r = compressed_bloom::kinds::counting::apply_counting(&mut b, &bad, &lim);
         assert!(
             matches!(&r, Err(e) if common::caught_before_the_payload(e)),
             "bit {bit}: {r:?}"

@@ -7,7 +7,8 @@
 
 use crate::common;
 
-use compressed_bloom::format::{decode_ribbon, encode_ribbon};
+use compressed_bloom::kinds::ribbon::decode_ribbon;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::KeyHash;
 use compressed_bloom::{format, DecodeLimits, FilterKind};

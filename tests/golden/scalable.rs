@@ -7,8 +7,9 @@
 
 use crate::common;
 
-use compressed_bloom::delta::apply_scalable;
-use compressed_bloom::format::{decode_scalable, encode_scalable};
+use compressed_bloom::kinds::scalable::apply_scalable;
+use compressed_bloom::kinds::scalable::decode_scalable;
+use compressed_bloom::kinds::scalable::encode_scalable;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::DecodeLimits;
 

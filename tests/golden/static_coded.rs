@@ -9,10 +9,11 @@
 use crate::common;
 
 use compressed_bloom::coder::static_coded::{Choice, Mode};
-use compressed_bloom::format::{
-    decode_any, encode_partitioned_static, encode_static, encode_static_with, stream, AnyFilter,
-};
+use compressed_bloom::decode_any;
+use compressed_bloom::format::{encode_static, encode_static_with, stream};
+use compressed_bloom::kinds::partitioned::encode_partitioned_static;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{BloomFilter, DecodeLimits, FilterParams, FilterType};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");

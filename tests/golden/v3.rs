@@ -6,9 +6,12 @@
 //! the keys, and reject every truncation and every single-bit flip.
 
 use crate::common::caught_before_the_payload;
-use compressed_bloom::format::{decode_any, encode_sparse, encode_with_identity, AnyFilter};
+use compressed_bloom::decode_any;
+use compressed_bloom::format::encode_with_identity;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::kinds::sparse::encode_sparse;
 use compressed_bloom::kinds::sparse::SparseFilter;
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{
     delta, format, BloomFilter, Coding, DecodeError, DecodeLimits, FilterKind, FilterParams,
     Kind as _, UpdateId,
@@ -144,8 +147,8 @@ fn v3_sparse_delta_applies_to_the_reference_result() {
     let lim = DecodeLimits::unlimited();
     let base_frame = std::fs::read(format!("{DIR}/v3_sparse_dense.cbf")).unwrap();
     let frame = std::fs::read(format!("{DIR}/v3_sparse_delta.cbf")).unwrap();
-    let mut base = compressed_bloom::format::decode_sparse(&base_frame, &lim).unwrap();
-    delta::apply_sparse(&mut base, &frame, &lim).unwrap();
+    let mut base = compressed_bloom::kinds::sparse::decode_sparse(&base_frame, &lim).unwrap();
+    compressed_bloom::kinds::sparse::apply_sparse(&mut base, &frame, &lim).unwrap();
     assert_eq!(
         base.positions().collect::<Vec<_>>(),
         reference_positions("v3_sparse_delta")
@@ -154,7 +157,10 @@ fn v3_sparse_delta_applies_to_the_reference_result() {
     let old = SparseFilter::from_keys(p, keys(1, 300)).unwrap();
     let new = SparseFilter::from_keys(p, keys(51, 350)).unwrap();
     assert_eq!(base, new);
-    assert_eq!(delta::encode_delta_sparse(&old, &new).unwrap(), frame);
+    assert_eq!(
+        compressed_bloom::kinds::sparse::encode_delta_sparse(&old, &new).unwrap(),
+        frame
+    );
 }
 
 #[test]

@@ -5,11 +5,14 @@
 
 use crate::common;
 
-use compressed_bloom::format::{
-    decode_any, decode_counting, encode_any, encode_counting, encode_counting_raw, AnyFilter,
-};
+use compressed_bloom::decode_any;
+use compressed_bloom::encode_any;
+use compressed_bloom::kinds::counting::decode_counting;
+use compressed_bloom::kinds::counting::encode_counting;
+use compressed_bloom::kinds::counting::encode_counting_raw;
 use compressed_bloom::plan::kinds::{plan_counting_for_fpr, plan_counting_for_size};
 use compressed_bloom::plan::{fpr_finite, Constraints};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{CountingBloomFilter, DecodeError, DecodeLimits, FilterKind, FilterParams};
 
 fn counting(m: u64, k: u32, seed: u64, keys: &[Vec<u8>]) -> CountingBloomFilter {
@@ -202,7 +205,8 @@ fn reframe(header: &[u8], payload: &[u8]) -> Vec<u8> {
 /// wrong base and a corrupted delta are refused with the base unchanged.
 #[test]
 fn counting_deltas_round_trip() {
-    use compressed_bloom::delta::{apply_counting, encode_delta_counting};
+    use compressed_bloom::kinds::counting::apply_counting;
+    use compressed_bloom::kinds::counting::encode_delta_counting;
     fn prop(seed: u64, add: Vec<u16>, remove: Vec<u16>) -> bool {
         let params = FilterParams::new(3_000, 3, seed);
         let mut old = CountingBloomFilter::new(params).unwrap();

@@ -4,13 +4,17 @@
 
 use crate::common;
 
-use compressed_bloom::format::{
-    self, decode_any, decode_partitioned, decode_sparse, encode_any, encode_partitioned,
-    encode_sparse, AnyFilter, KindSet,
-};
+use compressed_bloom::decode_any;
+use compressed_bloom::encode_any;
+use compressed_bloom::format::{self, KindSet};
+use compressed_bloom::kinds::partitioned::decode_partitioned;
+use compressed_bloom::kinds::partitioned::encode_partitioned;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
+use compressed_bloom::kinds::sparse::decode_sparse;
+use compressed_bloom::kinds::sparse::encode_sparse;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::{fpr_finite, zero_count_variance, zero_fraction};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     decode, encode, BloomFilter, DecodeError, DecodeLimits, FilterKind, FilterParams,
@@ -264,7 +268,6 @@ fn sparse_limits() {
 /// held to the same limit before it is built.
 #[test]
 fn sparse_memory_is_the_list_its_count_declares() {
-    use compressed_bloom::delta;
     use compressed_bloom::kinds::sparse::EliasFano;
     let p = FilterParams::new(1 << 40, 1, 5);
     let keys = |from: u32, to: u32| (from..to).map(|i| i.to_le_bytes());
@@ -325,11 +328,11 @@ fn sparse_memory_is_the_list_its_count_declares() {
     // A delta that grows the list past the limit is refused before the
     // result is built, and the base is unchanged.
     let grown = SparseFilter::from_keys(p, keys(0, 101_000)).unwrap();
-    let d = delta::encode_delta_sparse(&f, &grown).unwrap();
+    let d = compressed_bloom::kinds::sparse::encode_delta_sparse(&f, &grown).unwrap();
     let result = EliasFano::bytes_for(grown.count_ones(), p.m);
     let mut base = f.clone();
     assert_eq!(
-        delta::apply_sparse(&mut base, &d, &with_memory(result - 1)),
+        compressed_bloom::kinds::sparse::apply_sparse(&mut base, &d, &with_memory(result - 1)),
         Err(DecodeError::LimitExceeded {
             what: "decoded memory (bytes; max_m / 8)",
             requested: result,
@@ -337,7 +340,7 @@ fn sparse_memory_is_the_list_its_count_declares() {
         })
     );
     assert_eq!(base, f);
-    delta::apply_sparse(&mut base, &d, &with_memory(result)).unwrap();
+    compressed_bloom::kinds::sparse::apply_sparse(&mut base, &d, &with_memory(result)).unwrap();
     assert_eq!(base, grown);
 }
 
@@ -385,15 +388,15 @@ fn partitioned_deltas_apply_to_partitioned_bases_only() {
     let keys: Vec<Vec<u8>> = (0..2_000u32).map(|i| i.to_le_bytes().to_vec()).collect();
     let old = partitioned(60_000, 3, 4, &keys[..1_500]);
     let new = partitioned(60_000, 3, 4, &keys[100..]);
-    let frame = delta::encode_delta_partitioned(&old, &new).unwrap();
+    let frame = compressed_bloom::kinds::partitioned::encode_delta_partitioned(&old, &new).unwrap();
     assert_eq!((frame[2], frame[6]), (3, 2), "version 3, kind 2");
     let lim = DecodeLimits::default();
     let mut held = old.clone();
-    delta::apply_partitioned(&mut held, &frame, &lim).unwrap();
+    compressed_bloom::kinds::partitioned::apply_partitioned(&mut held, &frame, &lim).unwrap();
     assert_eq!(held, new);
     // Replayed: the base no longer matches; unchanged.
     assert!(matches!(
-        delta::apply_partitioned(&mut held, &frame, &lim),
+        compressed_bloom::kinds::partitioned::apply_partitioned(&mut held, &frame, &lim),
         Err(DecodeError::WrongBase { .. })
     ));
     assert_eq!(held, new);
@@ -407,7 +410,7 @@ fn partitioned_deltas_apply_to_partitioned_bases_only() {
     let std_delta = delta::encode_delta(old.bits(), new.bits()).unwrap();
     let mut p = old.clone();
     assert!(matches!(
-        delta::apply_partitioned(&mut p, &std_delta, &lim),
+        compressed_bloom::kinds::partitioned::apply_partitioned(&mut p, &std_delta, &lim),
         Err(DecodeError::WrongKind { .. })
     ));
     assert_eq!(p, old);
@@ -420,7 +423,7 @@ fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
     let keys = |from: u32, to: u32| (from..to).map(|i| i.to_le_bytes());
     let old = SparseFilter::from_keys(p, keys(0, 10_000)).unwrap();
     let new = SparseFilter::from_keys(p, keys(500, 10_500)).unwrap();
-    let frame = delta::encode_delta_sparse(&old, &new).unwrap();
+    let frame = compressed_bloom::kinds::sparse::encode_delta_sparse(&old, &new).unwrap();
     assert_eq!((frame[2], frame[3], frame[6]), (3, 2, 4));
     // About 1,000 changed positions at ~2^34 spacing: ~36 bits each.
     assert!(frame.len() < 1_000 * 37 / 8 + 64, "{} bytes", frame.len());
@@ -428,11 +431,11 @@ fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
     let summary = delta::summarize(&frame, &lim).unwrap();
     assert_eq!(summary.changed_bits(), 1_000);
     let mut held = old.clone();
-    delta::apply_sparse(&mut held, &frame, &lim).unwrap();
+    compressed_bloom::kinds::sparse::apply_sparse(&mut held, &frame, &lim).unwrap();
     assert_eq!(held, new);
     // Replayed: refused by the base digest, unchanged.
     assert!(matches!(
-        delta::apply_sparse(&mut held, &frame, &lim),
+        compressed_bloom::kinds::sparse::apply_sparse(&mut held, &frame, &lim),
         Err(DecodeError::WrongBase { .. })
     ));
     assert_eq!(held, new);
@@ -445,7 +448,7 @@ fn sparse_deltas_flip_the_changed_positions_without_m_bits() {
     bad[body..].copy_from_slice(&crc.to_le_bytes());
     let mut base = old.clone();
     assert!(matches!(
-        delta::apply_sparse(&mut base, &bad, &lim),
+        compressed_bloom::kinds::sparse::apply_sparse(&mut base, &bad, &lim),
         Err(DecodeError::ResultMismatch { .. })
     ));
     assert_eq!(base, old);

@@ -4,7 +4,8 @@
 
 use crate::common;
 
-use compressed_bloom::format::{decode_ribbon, encode_ribbon};
+use compressed_bloom::kinds::ribbon::decode_ribbon;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::wire::varint;
 use compressed_bloom::{decode_any, encode_any, AnyFilter, DecodeError, DecodeLimits, KeyHash};

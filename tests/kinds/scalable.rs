@@ -5,11 +5,14 @@
 
 use crate::common;
 
-use compressed_bloom::delta::{apply_scalable, encode_delta_scalable};
-use compressed_bloom::format::{
-    decode_any, decode_scalable, encode_any, encode_scalable, AnyFilter,
-};
+use compressed_bloom::decode_any;
+use compressed_bloom::encode_any;
+use compressed_bloom::kinds::scalable::apply_scalable;
+use compressed_bloom::kinds::scalable::decode_scalable;
+use compressed_bloom::kinds::scalable::encode_delta_scalable;
+use compressed_bloom::kinds::scalable::encode_scalable;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalableError, ScalablePolicy};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{DecodeError, DecodeLimits, FilterKind};
 
 fn grown(

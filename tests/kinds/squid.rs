@@ -7,8 +7,9 @@
 
 use crate::common;
 
-use compressed_bloom::format::{self, AnyFilter};
-use compressed_bloom::squid::{CBlock, Method, SquidDigest, SquidError};
+use compressed_bloom::format;
+use compressed_bloom::kinds::squid::{CBlock, Method, SquidDigest, SquidError};
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{
     decode_any, encode, encode_as, BloomFilter, DecodeError, DecodeLimits, FilterError,
     FilterParams, FilterType, HashScheme,
@@ -89,7 +90,10 @@ fn a_digest_built_here_is_the_reference_digest() {
 fn frames_keep_the_header_through_coded_and_raw() {
     let d = digest();
     let limits = DecodeLimits::default();
-    for frame in [format::encode_squid(&d), format::encode_squid_raw(&d)] {
+    for frame in [
+        compressed_bloom::kinds::squid::encode_squid(&d),
+        compressed_bloom::kinds::squid::encode_squid_raw(&d),
+    ] {
         let h = format::inspect(&frame, &limits).unwrap();
         assert_eq!(h.version, 3);
         assert_eq!(h.params, FilterParams::squid(313 * 8));
@@ -101,7 +105,10 @@ fn frames_keep_the_header_through_coded_and_raw() {
             }
             other => panic!("decoded as {:?}", other.kind()),
         }
-        assert_eq!(format::decode_squid(&frame, &limits).unwrap(), d);
+        assert_eq!(
+            compressed_bloom::kinds::squid::decode_squid(&frame, &limits).unwrap(),
+            d
+        );
     }
     // Without the header: a standard filter with Squid's hashing, which
     // still answers as Squid does but cannot be exported.
@@ -111,7 +118,7 @@ fn frames_keep_the_header_through_coded_and_raw() {
         other => panic!("decoded as {:?}", other.kind()),
     }
     assert_eq!(
-        format::decode_squid(&bare, &limits),
+        compressed_bloom::kinds::squid::decode_squid(&bare, &limits),
         Err(DecodeError::NotSquid)
     );
 }
@@ -219,7 +226,7 @@ fn refuses_the_headers_squid_refuses() {
 fn frames_with_inconsistent_squid_headers_are_refused() {
     let d = digest();
     let limits = DecodeLimits::default();
-    let frame = format::encode_squid_raw(&d);
+    let frame = compressed_bloom::kinds::squid::encode_squid_raw(&d);
     let h = format::inspect(&frame, &limits).unwrap();
     let (meta_at, _) = h.metadata.unwrap();
     let cb_at = meta_at + 3; // tag 1, length varint 0x80 0x01
@@ -338,9 +345,12 @@ fn new_digests_are_sized_as_squid_sizes_them() {
 #[test]
 fn golden_frame_decodes_to_the_reference_digest_and_is_reproduced() {
     let frame = vector("v3_squid.cbf");
-    let d = format::decode_squid(&frame, &DecodeLimits::default()).unwrap();
+    let d = compressed_bloom::kinds::squid::decode_squid(&frame, &DecodeLimits::default()).unwrap();
     assert_eq!(d.to_squid_bytes(), vector("squid_500x5.digest"));
-    assert_eq!(format::encode_squid(&digest()), frame);
+    assert_eq!(
+        compressed_bloom::kinds::squid::encode_squid(&digest()),
+        frame
+    );
     // Every truncation and every single-bit flip is refused.
     common::assert_corruptions_refused(&frame, &DecodeLimits::default(), "squid golden");
 }

@@ -7,7 +7,7 @@
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::SquidDigest;
+use compressed_bloom::kinds::squid::SquidDigest;
 use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     AnyFilter, BloomFilter, CountingBloomFilter, DecodeError, DecodeLimits, FilterKind,

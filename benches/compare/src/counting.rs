@@ -2,7 +2,7 @@
 //! section 8.1) against the entropy of the counter distribution, for
 //! m/n = 8..32 and k = 1..6 at m = 10^6 counters, keys `key-0…`.
 
-use compressed_bloom::format::encode_counting;
+use compressed_bloom::kinds::counting::encode_counting;
 use compressed_bloom::{CountingBloomFilter, FilterParams};
 
 pub fn run() {

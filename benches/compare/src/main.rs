@@ -491,7 +491,8 @@ fn payload_len_any(frame: &[u8]) -> usize {
 /// from its specification). False-positive rates are measured on 10^7
 /// non-members where that gives at least a few hits.
 fn kinds() {
-    use compressed_bloom::format::{encode_partitioned, encode_sparse};
+    use compressed_bloom::kinds::partitioned::encode_partitioned;
+use compressed_bloom::kinds::sparse::encode_sparse;
     use compressed_bloom::kinds::{partitioned::PartitionedBloomFilter, sparse::SparseFilter};
     use compressed_bloom::plan::kinds::{plan_partitioned_for_fpr, plan_sparse_for_fpr};
     use compressed_bloom::plan::{fpr_finite, plan_for_fpr, Constraints};
@@ -670,7 +671,10 @@ fn kinds() {
 /// (XXH3-128 for this crate, its low half for xorf), query times include
 /// hashing the key (best of 3 runs for build and decode).
 fn ribbon() {
-    use compressed_bloom::format::{decode_ribbon, decode_sparse, encode_ribbon, encode_sparse};
+    use compressed_bloom::kinds::ribbon::decode_ribbon;
+use compressed_bloom::kinds::sparse::decode_sparse;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
+use compressed_bloom::kinds::sparse::encode_sparse;
     use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
     use compressed_bloom::kinds::sparse::SparseFilter;
     use compressed_bloom::plan::kinds::plan_sparse_for_fpr;

@@ -4,7 +4,7 @@
 //! whole frames; rates are measured on 10^6 keys never inserted. Three
 //! tightening ratios: 0.9 (the default), 0.8 and 0.5.
 
-use compressed_bloom::format::encode_scalable;
+use compressed_bloom::kinds::scalable::encode_scalable;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::{encode, plan, BloomFilter, FilterParams};
 

@@ -9,8 +9,8 @@
 //! are measured on 10^6 URLs that were never added, beside the formula's.
 
 use compressed_bloom::math::log2_binomial;
-use compressed_bloom::squid::{Method, SquidDigest};
-use compressed_bloom::{encode, format, plan, BloomFilter, FilterParams};
+use compressed_bloom::kinds::squid::{Method, SquidDigest};
+use compressed_bloom::{encode, plan, BloomFilter, FilterParams};
 
 const PROBES: u64 = 1_000_000;
 
@@ -30,7 +30,7 @@ pub fn run() {
             d.add(Method::GET, &url(i));
         }
         let squid_bytes = d.to_squid_bytes().len() as u64;
-        let frame = format::encode_squid(&d);
+        let frame = compressed_bloom::kinds::squid::encode_squid(&d);
         let f = d.filter();
         let ones = f.count_ones();
         let bound = log2_binomial(f.m(), ones) / 8.0;

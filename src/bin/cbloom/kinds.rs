@@ -3,10 +3,10 @@
 
 use crate::files::read_all;
 use crate::{CliResult, LimitArgs};
-use compressed_bloom::format::{self, AnyFilter};
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::plan::receiver::PlanKind;
+use compressed_bloom::AnyFilter;
 use compressed_bloom::{
     BloomFilter, Coding, CountingBloomFilter, FilterKind, FilterParams, KeyHash, Kind,
 };
@@ -226,7 +226,7 @@ impl KindArg {
 /// (`OLD`, `BASE`, `FILTER`) at `path`, named in its errors.
 pub(crate) fn read_any(role: &str, path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
     let data = read_all(path).map_err(|e| input_error(role, path, e))?;
-    format::decode_any(&data, &limits.limits_for(data.len() as u64))
+    compressed_bloom::decode_any(&data, &limits.limits_for(data.len() as u64))
         .map_err(|e| input_error(role, path, e.into()))
 }
 
@@ -363,7 +363,7 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
                 "bits_per_entry": cb.bits_per_entry(),
                 "hash_func_count": cb.hash_func_count(),
                 "utilisation": d.utilisation(),
-                "usable_by_squid": d.utilisation() <= compressed_bloom::squid::SquidDigest::MAX_USEFUL_UTILISATION,
+                "usable_by_squid": d.utilisation() <= compressed_bloom::kinds::squid::SquidDigest::MAX_USEFUL_UTILISATION,
             })
         }
         _ => json!({}),

@@ -3,7 +3,7 @@
 
 use crate::files::{for_each_key, progress, write_all};
 use crate::CliResult;
-use compressed_bloom::format::encode_ribbon;
+use compressed_bloom::kinds::ribbon::encode_ribbon;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::plan::ribbon_within;
 use compressed_bloom::KeyHash;
@@ -115,8 +115,8 @@ pub(crate) fn no_decode(path: &Path) -> Box<dyn std::error::Error> {
 /// has no delta (one key changed changes the solution throughout), so NEW
 /// goes whole. None if neither is a ribbon filter.
 pub(crate) fn no_delta(
-    old: &compressed_bloom::format::AnyFilter,
-    new: &compressed_bloom::format::AnyFilter,
+    old: &compressed_bloom::AnyFilter,
+    new: &compressed_bloom::AnyFilter,
 ) -> Option<Box<dyn std::error::Error>> {
     use compressed_bloom::FilterKind;
     let which = match (old.kind(), new.kind()) {

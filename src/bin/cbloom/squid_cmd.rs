@@ -3,8 +3,8 @@
 use crate::files::{read_all, write_all};
 use crate::{CliResult, LimitArgs};
 use clap::Args;
-use compressed_bloom::format::{self, AnyFilter};
-use compressed_bloom::squid::{SquidDigest, SquidError};
+use compressed_bloom::kinds::squid::{SquidDigest, SquidError};
+use compressed_bloom::AnyFilter;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -32,9 +32,9 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     let read = data.len();
     drop(data);
     let frame = if a.raw {
-        format::encode_squid_raw(&d)
+        compressed_bloom::kinds::squid::encode_squid_raw(&d)
     } else {
-        format::encode_squid(&d)
+        compressed_bloom::kinds::squid::encode_squid(&d)
     };
     write_all(&a.output, &frame)?;
     let cb = d.cblock();
@@ -87,7 +87,7 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
     crate::files::check_output(&a.output)?;
     let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", &a.input, e);
     let data = read_all(&a.input).map_err(named)?;
-    let d = match format::decode_any(&data, &a.limits.limits_for(data.len() as u64))
+    let d = match compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| named(e.into()))?
     {
         AnyFilter::Squid(d) => d,
@@ -108,7 +108,7 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
         "exported Squid digest: {} -> {} bytes ({} header + {} mask)",
         data.len(),
         out.len(),
-        compressed_bloom::squid::CBLOCK_LEN,
+        compressed_bloom::kinds::squid::CBLOCK_LEN,
         d.cblock().mask_size()
     );
     Ok(())

@@ -50,6 +50,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The kind on the wire: its frames, its deltas and `Kind` (above the
+// frame layer, which it uses).
+mod kind;
+// Each frame and delta function, for the crate's tests, tools and CLI;
+// the API is the `Kind` trait and `decode_as`.
+internal! {
+    pub use kind::{encode_ribbon, decode_ribbon};
+}
+
 internal_modules!(build);
 internal_modules!(filter);
 internal_modules!(hash);

@@ -13,7 +13,8 @@
 //! >> 32 is below T[i >> SEGLOG], the thresholds T in units of 2^-32.
 
 use compressed_bloom::coder::static_coded::{Choice, Mode};
-use compressed_bloom::format::{encode_partitioned_static, encode_static, encode_static_with};
+use compressed_bloom::format::{encode_static, encode_static_with};
+use compressed_bloom::kinds::partitioned::encode_partitioned_static;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::{BloomFilter, FilterParams};
 

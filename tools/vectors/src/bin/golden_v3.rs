@@ -8,7 +8,9 @@
 //! computed from the keys in Python. Golden vectors are a contract: rerun
 //! only with a format change.
 
-use compressed_bloom::format::{encode_partitioned, encode_sparse, encode_with_identity};
+use compressed_bloom::format::encode_with_identity;
+use compressed_bloom::kinds::partitioned::encode_partitioned;
+use compressed_bloom::kinds::sparse::encode_sparse;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::{delta, encode, BloomFilter, Coding, FilterParams, Kind as _, UpdateId};
@@ -49,7 +51,7 @@ fn main() {
     let new = SparseFilter::from_keys(sp, keys(51, 350)).unwrap();
     write(
         "v3_sparse_delta",
-        &delta::encode_delta_sparse(&old, &new).unwrap(),
+        &compressed_bloom::kinds::sparse::encode_delta_sparse(&old, &new).unwrap(),
     );
     // Coder edge cases (docs/FORMAT.md section 3.3), as plain version-1
     // frames of explicit bit sets: an escape that ends exactly at the block

@@ -33,6 +33,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The kind on the wire: its frames, its deltas and `Kind` (above the
+// frame layer, which it uses).
+mod kind;
+// Each frame and delta function, for the crate's tests, tools and CLI;
+// the API is the `Kind` trait and `decode_as`.
+internal! {
+    pub use kind::{encode_sparse, decode_sparse, encode_delta_sparse, apply_sparse};
+}
+
 use crate::prelude::*;
 use crate::filter::{FilterError, FilterParams};
 use crate::hash::KeyHash;

@@ -26,6 +26,15 @@
 //! (docs/FORMAT.md section 6), so exporting an imported digest gives back
 //! the same bytes.
 
+// The kind on the wire: its frames, its deltas and `Kind` (above the
+// frame layer, which it uses).
+mod kind;
+// Each frame and delta function, for the crate's tests, tools and CLI;
+// the API is the `Kind` trait and `decode_as`.
+internal! {
+    pub use kind::{encode_squid, encode_squid_raw, decode_squid};
+}
+
 use crate::prelude::*;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::limits::DecodeLimits;
@@ -396,14 +405,14 @@ impl SquidDigest {
     ///
     /// # Examples
     /// ```
-    /// use compressed_bloom::squid::{Method, SquidDigest};
+    /// use compressed_bloom::kinds::squid::{Method, SquidDigest};
     /// let mut d = SquidDigest::new(1000, SquidDigest::DEFAULT_BITS_PER_ENTRY)?;
     /// d.add(Method::GET, b"http://example.com/");
     /// assert!(d.contains(Method::GET, b"http://example.com/"));
     /// assert_eq!(d.cblock().count(), 1);
     /// let bytes = d.to_squid_bytes();
     /// assert_eq!(bytes.len(), 128 + 625);
-    /// # Ok::<(), compressed_bloom::squid::SquidError>(())
+    /// # Ok::<(), compressed_bloom::kinds::squid::SquidError>(())
     /// ```
     pub fn new(capacity: u64, bits_per_entry: u8) -> Result<Self, SquidError> {
         let cblock = CBlock::new(capacity, bits_per_entry)?;

@@ -36,8 +36,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The kind on the wire: its frames, its deltas and `Kind` (above the
+// frame layer, which it uses).
+mod kind;
+// Each frame and delta function, for the crate's tests, tools and CLI;
+// the API is the `Kind` trait and `decode_as`.
+internal! {
+    pub use kind::{encode_scalable, encode_scalable_raw, decode_scalable, encode_delta_scalable, apply_scalable};
+}
+
 use crate::prelude::*;
-use super::bits::{put_bits, read_bits_work, split_digests, BitsError};
+use crate::kinds::bits::{put_bits, read_bits_work, split_digests, BitsError};
 use crate::coder;
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::wire::varint;
@@ -652,7 +661,7 @@ pub fn decode_payload_work(
 
 internal! {
 /// Why a scalable delta does not apply.
-pub type ScalableDeltaError = super::bits::KindDeltaError<ScalableError>;
+pub type ScalableDeltaError = crate::kinds::bits::KindDeltaError<ScalableError>;
 }
 
 internal! {

@@ -13,9 +13,9 @@
 //! (`cargo run --release -- counting` in `benches/compare` measures it).
 
 use crate::prelude::*;
-use super::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
+use crate::kinds::bits::{get_unary, put_bits, put_unary, read_bits, split_digests, BitsError};
 use crate::coder::{self, range};
-use crate::counting::{CountingBloomFilter, MAX_COUNT};
+use crate::kinds::counting::{CountingBloomFilter, MAX_COUNT};
 use crate::filter::{
     ones_of, with_le_bytes, words_from_le_bytes, zeroed_words, BloomFilter, FilterError,
     FilterParams,
@@ -347,7 +347,7 @@ pub fn encode_delta_payload(
 }
 
 /// Why a counting delta does not apply.
-pub type CountingDeltaError = super::bits::KindDeltaError<CountingError>;
+pub type CountingDeltaError = crate::kinds::bits::KindDeltaError<CountingError>;
 
 /// Applies a delta payload to `base`, returning the result (the base is not
 /// changed; the caller installs the result). `n` is the new key count;

@@ -32,6 +32,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The kind on the wire: its frames, its deltas and `Kind` (above the
+// frame layer, which it uses).
+mod kind;
+// Each frame and delta function, for the crate's tests, tools and CLI;
+// the API is the `Kind` trait and `decode_as`.
+internal! {
+    pub use kind::{encode_partitioned, encode_partitioned_static, encode_partitioned_raw, decode_partitioned, encode_delta_partitioned, encode_delta_partitioned_as, apply_partitioned};
+}
+
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::hash::KeyHash;
 
