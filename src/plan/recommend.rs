@@ -208,6 +208,14 @@ pub fn recommend(
     }
 }
 
+/// The kinds planned with the bit-array model, and the model's name for each.
+const BLOOM_MODELS: [(FilterKind, PlanKind); 4] = [
+    (FilterKind::Standard, PlanKind::Standard),
+    (FilterKind::Partitioned, PlanKind::Partitioned),
+    (FilterKind::Counting, PlanKind::Counting),
+    (FilterKind::Sparse, PlanKind::Sparse),
+];
+
 /// The plan for `n` keys in a filter of `kind` that meets `target`, as a
 /// [`Choice`] that builds the filter ([`Choice::build`],
 /// [`Choice::empty`]). Every kind is planned by its own planner:
@@ -247,28 +255,38 @@ pub fn for_kind(
 ) -> Result<Choice, PlanError> {
     let bloom = |k: PlanKind| plan_kind(k, n, target, cons);
     let mut policy = None;
-    let plan = match kind {
-        FilterKind::Standard => bloom(PlanKind::Standard),
-        FilterKind::Partitioned => bloom(PlanKind::Partitioned),
-        FilterKind::Counting => bloom(PlanKind::Counting),
-        FilterKind::Sparse => bloom(PlanKind::Sparse),
-        FilterKind::Scalable => {
-            let capacity = SCALABLE_INITIAL_CAPACITY;
-            let (plan, chosen) = match target {
-                Target::Fpr(f) => {
-                    let p = ScalablePolicy::new(capacity, f);
-                    plan_scalable(n, &p, cons).map(|plan| (plan, p))
-                }
-                Target::Bytes(z) => {
-                    let loosest = ScalablePolicy::new(capacity, 0.5);
-                    plan_scalable_for_size(n, z, &loosest, cons)
-                        .map(|(plan, fpr)| (plan, ScalablePolicy { fpr, ..loosest }))
-                }
-            }?;
-            policy = Some(chosen);
-            Ok(plan)
-        }
-        FilterKind::Ribbon => ribbon_plan(n, target, cons),
+    // The kinds the planner has a model for: the bit arrays through their
+    // shared model, then scalable and ribbon. A kind without one is refused
+    // (a table, not a match, so that a new kind needs no arm here until it
+    // has a model).
+    let plan = if let Some(k) = BLOOM_MODELS
+        .iter()
+        .find(|(f, _)| *f == kind)
+        .map(|(_, k)| *k)
+    {
+        bloom(k)
+    } else if kind == FilterKind::Scalable {
+        let capacity = SCALABLE_INITIAL_CAPACITY;
+        let (plan, chosen) = match target {
+            Target::Fpr(f) => {
+                let p = ScalablePolicy::new(capacity, f);
+                plan_scalable(n, &p, cons).map(|plan| (plan, p))
+            }
+            Target::Bytes(z) => {
+                let loosest = ScalablePolicy::new(capacity, 0.5);
+                plan_scalable_for_size(n, z, &loosest, cons)
+                    .map(|(plan, fpr)| (plan, ScalablePolicy { fpr, ..loosest }))
+            }
+        }?;
+        policy = Some(chosen);
+        Ok(plan)
+    } else if kind == FilterKind::Ribbon {
+        ribbon_plan(n, target, cons)
+    } else {
+        Err(PlanError::Build {
+            kind,
+            reason: "the planner has no model for this kind".into(),
+        })
     }?;
     Ok(Choice {
         kind,
