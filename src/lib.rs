@@ -166,6 +166,10 @@ internal! {
     /// Encoders the crate's tests and tools pin frame types with.
     pub use format::{encode_as, encode_static, encode_with_identity};
 }
+/// The Ed25519 crate signed frames use (`SigningKey`, `VerifyingKey`), so
+/// that a caller's keys are of the version this crate signs and verifies
+/// with.
+pub use ed25519_dalek;
 pub use hash::{HashScheme, KeyHash};
 pub use kind::{apply_delta, decode_any, decode_as, encode_any, AnyFilter, Kind};
 #[cfg(feature = "std")]

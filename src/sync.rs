@@ -39,6 +39,7 @@ use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::format::{self, Coding, DecodeError, DecodeLimits, UpdateId};
 use crate::kind::Kind;
 use crate::kinds::counting::CountingBloomFilter;
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use thiserror::Error;
 
 /// What a published frame is.
@@ -91,6 +92,8 @@ pub struct Publisher<F: Kind = BloomFilter> {
     full_every: u32,
     /// The identity of the next update.
     next: UpdateId,
+    /// The key its frames are signed with, if any.
+    signing_key: Option<SigningKey>,
 }
 
 /// The clock as an epoch: microseconds since the Unix epoch, so that a
@@ -105,7 +108,7 @@ fn clock_epoch() -> u64 {
 /// How a [`Publisher`] numbers and paces its updates, and codes its full
 /// frames. The default publishes stream 0 in an epoch taken from the
 /// clock, a full frame at least every 16 updates, coded `Auto`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PublisherOptions {
     /// The stream its updates carry (a subscriber can follow one stream).
     pub stream: u64,
@@ -122,6 +125,11 @@ pub struct PublisherOptions {
     /// The coding of its full frames (the table on [`Coding`] says what
     /// each kind writes).
     pub coding: Coding,
+    /// The key that signs every frame it publishes
+    /// ([`sign_frame`](crate::format::sign_frame)), for subscribers that
+    /// take only frames signed by keys they hold
+    /// ([`Subscriber::verifying_keys`]). `None` publishes unsigned frames.
+    pub signing_key: Option<SigningKey>,
 }
 
 impl Default for PublisherOptions {
@@ -131,6 +139,7 @@ impl Default for PublisherOptions {
             epoch: None,
             full_every: 16,
             coding: Coding::Auto,
+            signing_key: None,
         }
     }
 }
@@ -208,7 +217,16 @@ impl<F: Kind> Publisher<F> {
                 epoch: opts.epoch.unwrap_or_else(clock_epoch),
                 seq: 0,
             },
+            signing_key: opts.signing_key,
         }
+    }
+
+    /// Signs the updates from the next one on with `key` (`None`: unsigned).
+    /// To rotate keys without a gap, subscribers first hold both the old
+    /// and the new key ([`Subscriber::set_verifying_keys`]), then the
+    /// publisher moves to the new one, then subscribers drop the old one.
+    pub fn set_signing_key(&mut self, key: Option<SigningKey>) {
+        self.signing_key = key;
     }
 
     /// The filter the next update will describe, borrowed, for a publisher
@@ -273,7 +291,7 @@ impl<F: Kind> Publisher<F> {
             _ => None,
         };
         let full = cur.encode_frame(self.coding, Some(id));
-        let update = match delta {
+        let mut update = match delta {
             Some(d) if d.len() < full.len() => {
                 self.since_full = self.since_full.saturating_add(1);
                 Update {
@@ -291,6 +309,15 @@ impl<F: Kind> Publisher<F> {
                 }
             }
         };
+        if let Some(key) = &self.signing_key {
+            // Our own frame is one whole frame, so signing it cannot fail;
+            // were it to, the frame would go unsigned, and a subscriber
+            // that takes only signed frames would refuse it (never a
+            // state the publisher did not have).
+            if let Ok(signed) = crate::format::sign_frame(&update.frame, key) {
+                update.frame = signed;
+            }
+        }
         // Sequence numbers run out after 2^64 updates: move to the next
         // epoch, whose first update (seq 0) is always a full frame.
         self.next = match id.seq.checked_add(1) {
@@ -344,9 +371,34 @@ pub enum SyncError {
         /// The version held.
         held: UpdateId,
     },
+    /// The subscriber takes only signed frames
+    /// ([`Subscriber::verifying_keys`]), and this one is not signed.
+    #[error("unsigned frame: this subscriber takes only frames signed by its keys")]
+    Unsigned,
+    /// The frame is signed by a key the subscriber does not hold.
+    #[error(
+        "frame signed by key {}, which this subscriber does not hold",
+        hex(key_id)
+    )]
+    UnknownKey {
+        /// The signer's key id.
+        key_id: [u8; 8],
+    },
+    /// The frame's signature does not verify with the key it names: it was
+    /// altered after signing, or forged.
+    #[error("bad signature on a frame that names key {}", hex(key_id))]
+    BadSignature {
+        /// The key id the frame names.
+        key_id: [u8; 8],
+    },
     /// The frame itself is invalid.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+}
+
+/// A key id as 16 hex digits, for messages.
+fn hex(id: &[u8; 8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The filter a subscriber holds, its digest (kept so that a delta for
@@ -366,6 +418,8 @@ pub struct Subscriber<F: Kind = BloomFilter> {
     held: Option<Held<F>>,
     stream: Option<u64>,
     limits: DecodeLimits,
+    /// The keys a frame must be signed by; empty takes unsigned frames.
+    keys: Vec<VerifyingKey>,
 }
 
 /// A subscriber under the default limits.
@@ -407,6 +461,7 @@ impl<F: Kind> Subscriber<F> {
             held: None,
             stream: None,
             limits,
+            keys: Vec::new(),
         }
     }
 
@@ -421,7 +476,49 @@ impl<F: Kind> Subscriber<F> {
             held: None,
             stream: Some(stream),
             limits,
+            keys: Vec::new(),
         }
+    }
+
+    /// This subscriber, taking only frames signed by one of `keys`: an
+    /// unsigned frame, one signed by another key, or one whose signature
+    /// does not verify is refused ([`SyncError::Unsigned`],
+    /// [`SyncError::UnknownKey`], [`SyncError::BadSignature`]) after the
+    /// frame's cheap checks and before its order or payload is looked at,
+    /// and the held filter is unchanged. To rotate keys, give the old and
+    /// the new one while the publisher moves to the new, then the new one
+    /// alone ([`Subscriber::set_verifying_keys`]).
+    ///
+    /// Without keys (the default) a subscriber trusts whoever can put
+    /// frames in front of it: CRCs and digests catch accidents, not
+    /// forgeries, so a forged frame with a valid CRC can replace what it
+    /// holds, or pin it with a version no real publisher reaches. Only the
+    /// channel (TLS, the broker's permissions) then keeps others out.
+    ///
+    /// ```
+    /// use compressed_bloom::ed25519_dalek::SigningKey;
+    /// use compressed_bloom::{BloomFilter, FilterParams, Publisher, PublisherOptions, Subscriber, SyncError};
+    /// let key = SigningKey::from_bytes(&[1; 32]);
+    /// let f = BloomFilter::new(FilterParams::new(1 << 12, 3, 0))?;
+    /// let opts = PublisherOptions { signing_key: Some(key.clone()), ..Default::default() };
+    /// let mut publisher = Publisher::new(f.clone(), opts);
+    /// let mut subscriber = Subscriber::<BloomFilter>::default().verifying_keys([key.verifying_key()]);
+    /// subscriber.receive(&publisher.publish().frame)?;
+    /// // An unsigned frame of the same filter is refused.
+    /// let mut unsigned = Publisher::new(f, PublisherOptions::default());
+    /// assert!(matches!(subscriber.receive(&unsigned.publish().frame), Err(SyncError::Unsigned)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn verifying_keys(mut self, keys: impl IntoIterator<Item = VerifyingKey>) -> Self {
+        self.set_verifying_keys(keys);
+        self
+    }
+
+    /// Replaces the keys frames must be signed by (empty: take unsigned
+    /// frames, as [`Subscriber::new`] does). The held filter is kept.
+    pub fn set_verifying_keys(&mut self, keys: impl IntoIterator<Item = VerifyingKey>) {
+        self.keys = keys.into_iter().collect();
     }
 
     /// The current filter, once a full frame has arrived.
@@ -457,6 +554,16 @@ impl<F: Kind> Subscriber<F> {
     /// another kind. The state is unchanged on error.
     pub fn receive(&mut self, frame: &[u8]) -> Result<UpdateKind, SyncError> {
         let (h, payload) = format::checked_whole_frame(frame, &self.limits)?;
+        if !self.keys.is_empty() {
+            // After the cheap checks (header, limits, CRC), before the
+            // order and any payload byte: one Ed25519 verification.
+            format::verify_signature(frame, &h, &self.keys).map_err(|e| match e {
+                DecodeError::Unsigned => SyncError::Unsigned,
+                DecodeError::UnknownKey { key_id } => SyncError::UnknownKey { key_id },
+                DecodeError::BadSignature { key_id } => SyncError::BadSignature { key_id },
+                other => SyncError::Decode(other),
+            })?;
+        }
         let is_delta = h.filter_type.is_delta();
         if !is_delta && !F::accepts(&h) {
             return Err(SyncError::Decode(DecodeError::WrongKind {

@@ -2,13 +2,15 @@
 """A reference decoder for version-3 frames of docs/FORMAT.md, written from
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
-with hash scheme 2 of section 1.1), and the counting (8.1), partitioned
+with hash scheme 2 of section 1.1; tag 2, the signer, with the signature
+checked by tools/ref_ed25519.py), and the counting (8.1), partitioned
 (8.2), scalable (8.3) and sparse (8.4) kinds, and filter type 4 (static coded,
 kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
     python3 tools/ref_kinds.py apply-counting BASE DELTA OUT   # a counting delta: the result's counters
+    python3 tools/ref_kinds.py verify FRAME PUBKEY   # a signed frame (section 6, tag 2): its signature, with the public key in hex
     python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
     python3 tools/ref_kinds.py scalable FRAME OUT [DELTA]   # the layers (m k n capacity, then the packed bits in hex), after DELTA if given
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
@@ -53,17 +55,22 @@ def decode_v3(frame: bytes):
             tag, at = rd.varint(frame, at)
             length, at = rd.varint(frame, at)
             # In this order: tag order, length within meta_len, unknown
-            # tag, the Squid record's length.
+            # tag, the record's length.
             if tag <= last:
                 raise rd.FrameError("InvalidField: metadata tag (not increasing)")
             if length > max(0, end - at):
                 raise rd.FrameError("InvalidField: metadata length (past meta_len)")
-            if tag != 1:
+            if tag not in (1, 2):
                 raise rd.FrameError(f"UnknownMetadata: tag {tag}")
-            if length != 128:
+            if tag == 1 and length != 128:
                 raise rd.FrameError("InvalidField: metadata length (a Squid header is 128 bytes)")
+            if tag == 2 and length != 8:
+                raise rd.FrameError("InvalidField: metadata length (a signer's key id is 8 bytes)")
             last = tag
-            header["squid_cblock"] = bytes(frame[at:at + 128])
+            if tag == 1:
+                header["squid_cblock"] = bytes(frame[at:at + 128])
+            else:
+                header["signer"] = bytes(frame[at:at + 8])
             at += length
         if at != end:
             raise rd.FrameError("InvalidField: meta_len (the records do not fill it)")
@@ -100,12 +107,17 @@ def decode_v3(frame: bytes):
     # Section 2.3, step 6 before step 7: Truncated, then TrailingBytes,
     # and only then the CRC (a frame with both trailing bytes and a bad
     # CRC is TrailingBytes).
-    if len(frame) < end + 4:
+    # Section 6, tag 2: a signed frame's 64-byte signature follows the CRC.
+    sig_len = 64 if "signer" in header else 0
+    if len(frame) < end + 4 + sig_len:
         raise rd.FrameError("Truncated: frame length mismatch")
-    if len(frame) > end + 4:
+    if len(frame) > end + 4 + sig_len:
         raise rd.FrameError("TrailingBytes: frame length mismatch")
     if rd.crc32c(frame[:end]) != int.from_bytes(frame[end:end + 4], "little"):
         raise rd.FrameError("checksum mismatch")
+    if sig_len:
+        header["signed_part"] = bytes(frame[:end + 4])
+        header["signature"] = bytes(frame[end + 4:])
     payload = frame[at:end]
     header["frame_len"] = len(frame)
     if kind == 3:
@@ -520,6 +532,19 @@ if __name__ == "__main__":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         write(out, sys.argv[3])
         print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "verify":
+        # Section 6, tag 2: the frame's signer must be PUBKEY (hex) and its
+        # signature must verify.
+        import ref_ed25519
+        header, _ = decode_v3(open(sys.argv[2], "rb").read())
+        public = bytes.fromhex(sys.argv[3])
+        if "signer" not in header:
+            raise rd.FrameError("Unsigned")
+        if header["signer"] != public[:8]:
+            raise rd.FrameError(f"UnknownKey: {header['signer'].hex()}")
+        if not ref_ed25519.verify(public, header["signed_part"], header["signature"]):
+            raise rd.FrameError("BadSignature")
+        print(f"signed by {header['signer'].hex()}: signature verifies")
     elif sys.argv[1] == "scalable":
         header, _ = decode_v3(open(sys.argv[2], "rb").read())
         layers = scalable_layers(header)

@@ -12,6 +12,7 @@ declare -A need=(
   [script]=bsdutils
   [chattr]=e2fsprogs
   [mkfifo]=coreutils
+  [python3]=python3
 )
 missing=()
 for cmd in "${!need[@]}"; do

@@ -176,6 +176,7 @@ impl Change {
             kind: self.kind,
             identity: self.identity,
             squid_cblock: None,
+            signer: None,
         }
     }
 

@@ -66,6 +66,23 @@ pub enum DecodeError {
         /// The tag.
         tag: u64,
     },
+    /// A frame without a signature where one is required
+    /// ([`verify_frame`](crate::format::verify_frame) with keys).
+    #[error("the frame is not signed, and only signed frames are accepted")]
+    Unsigned,
+    /// A frame signed by a key the receiver does not hold.
+    #[error("the frame is signed by key {}, which is not among the receiver's keys", hex8(key_id))]
+    UnknownKey {
+        /// The signer's key id (metadata tag 2).
+        key_id: [u8; 8],
+    },
+    /// A signature that does not verify with the key its id names: the
+    /// frame was altered, or not signed by that key.
+    #[error("the frame's signature does not verify with key {}", hex8(key_id))]
+    BadSignature {
+        /// The signer's key id (metadata tag 2).
+        key_id: [u8; 8],
+    },
     /// Reserved bits are set.
     #[error("reserved bits set at byte {offset}: {value:#04x}")]
     ReservedBits {
@@ -232,4 +249,9 @@ pub enum EncodeError {
         /// Space given.
         available: usize,
     },
+}
+
+/// A key id as 16 hex digits, for messages.
+fn hex8(id: &[u8; 8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -59,8 +59,15 @@ pub const MAX_HEADER_LEN: usize = FIXED_LEN_V3 + 9 * 10 + MAX_META_LEN as usize;
 pub const META_SQUID_CBLOCK: u64 = 1;
 /// Length of Squid's digest header.
 pub const SQUID_CBLOCK_LEN: usize = 128;
-/// Bytes of the Squid record: tag (1), length varint (2), the block.
-const SQUID_RECORD_LEN: usize = 3 + SQUID_CBLOCK_LEN;
+/// Metadata tag 2: the frame is signed (docs/FORMAT.md section 6): the
+/// record holds the signing key's id, and the Ed25519 signature of the
+/// whole frame, CRC included, follows the CRC.
+pub const META_SIGNATURE: u64 = 2;
+/// Length of a signing key's id: the first 8 bytes of its 32-byte Ed25519
+/// public key.
+pub const KEY_ID_LEN: usize = 8;
+/// Length of the signature that follows a signed frame's CRC.
+pub const SIGNATURE_LEN: usize = 64;
 
 /// Version-3 flag bit: the update identity follows n.
 const FLAG_IDENTITY: u8 = 0x01;
@@ -97,6 +104,9 @@ pub(crate) struct HeaderFields {
     pub(crate) identity: Option<UpdateId>,
     /// Squid's digest header, kept as metadata tag 1 (section 6).
     pub(crate) squid_cblock: Option<[u8; SQUID_CBLOCK_LEN]>,
+    /// The signing key's id, as metadata tag 2 (section 6): the frame is
+    /// followed by its signature.
+    pub(crate) signer: Option<[u8; KEY_ID_LEN]>,
 }
 
 impl HeaderFields {
@@ -107,6 +117,7 @@ impl HeaderFields {
             kind: FilterKind::Standard,
             identity: None,
             squid_cblock: None,
+            signer: None,
         }
     }
 
@@ -117,6 +128,7 @@ impl HeaderFields {
             kind,
             identity: None,
             squid_cblock: None,
+            signer: None,
         }
     }
 
@@ -125,6 +137,7 @@ impl HeaderFields {
     pub(crate) const fn version(&self, scheme: HashScheme) -> u8 {
         if self.identity.is_some()
             || self.squid_cblock.is_some()
+            || self.signer.is_some()
             || !matches!(self.kind, FilterKind::Standard)
             || scheme.min_version() >= 3
         {
@@ -135,17 +148,24 @@ impl HeaderFields {
     }
 
     /// The metadata records these fields carry (section 6), as written:
-    /// `tag ‖ len ‖ bytes` for each.
-    fn records(&self) -> Option<([u8; SQUID_RECORD_LEN], usize)> {
-        self.squid_cblock.map(|cb| {
-            let mut rec = [0u8; SQUID_RECORD_LEN];
-            // tag 1, length 128 as the varint 0x80 0x01, then the block.
-            rec[0] = META_SQUID_CBLOCK as u8;
-            rec[1] = 0x80;
-            rec[2] = 0x01;
-            rec[3..].copy_from_slice(&cb);
-            (rec, SQUID_RECORD_LEN)
-        })
+    /// `tag ‖ len ‖ bytes` for each, in increasing tag order; `None`
+    /// without records.
+    fn records(&self) -> Option<Vec<u8>> {
+        if self.squid_cblock.is_none() && self.signer.is_none() {
+            return None;
+        }
+        let mut out = Vec::new();
+        if let Some(cb) = self.squid_cblock {
+            varint::put(&mut out, META_SQUID_CBLOCK);
+            varint::put(&mut out, SQUID_CBLOCK_LEN as u64);
+            out.extend_from_slice(&cb);
+        }
+        if let Some(id) = self.signer {
+            varint::put(&mut out, META_SIGNATURE);
+            varint::put(&mut out, KEY_ID_LEN as u64);
+            out.extend_from_slice(&id);
+        }
+        Some(out)
     }
 }
 
@@ -168,6 +188,10 @@ pub struct FrameHeader {
     pub metadata: Option<(usize, usize)>,
     /// Squid's digest header (metadata tag 1), if the frame carries one.
     pub squid_cblock: Option<[u8; SQUID_CBLOCK_LEN]>,
+    /// The id of the key that signed the frame (metadata tag 2), if it is
+    /// signed: its signature follows the CRC. Checked by
+    /// [`verify_frame`](crate::format::verify_frame), not by the decoders.
+    pub signer: Option<[u8; KEY_ID_LEN]>,
     /// Payload length in bytes.
     pub payload_len: u64,
     /// Header length in bytes (fixed part plus varints and records).
@@ -175,12 +199,28 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
-    /// Total frame length: header, payload, checksum (saturating; [`parse`]
-    /// refuses headers whose length does not fit in 64 bits).
+    /// Total frame length: header, payload, checksum, and the signature
+    /// of a signed frame (saturating; [`parse`] refuses headers whose
+    /// length does not fit in 64 bits).
     pub fn frame_len(&self) -> u64 {
+        self.signed_len().saturating_add(self.signature_len())
+    }
+
+    /// Length of what the CRC and the signature cover, the CRC included:
+    /// header, payload and checksum.
+    pub fn signed_len(&self) -> u64 {
         (self.header_len as u64)
             .saturating_add(self.payload_len)
             .saturating_add(CRC_LEN as u64)
+    }
+
+    /// Bytes of the signature after the CRC: 64 for a signed frame, else 0.
+    pub const fn signature_len(&self) -> u64 {
+        if self.signer.is_some() {
+            SIGNATURE_LEN as u64
+        } else {
+            0
+        }
     }
 }
 
@@ -210,7 +250,7 @@ pub(crate) fn v3_extra(fields: &HeaderFields, scheme: HashScheme) -> usize {
     // meta_len's varint and the records (at most 4096 bytes).
     let meta = fields
         .records()
-        .map_or(0, |(_, len)| varint::len(len as u64).saturating_add(len));
+        .map_or(0, |r| varint::len(r.len() as u64).saturating_add(r.len()));
     // Three varints of at most 10 bytes and the kind byte: no overflow.
     let id = fields.identity.map_or(0, |i| {
         [i.stream, i.epoch, i.seq]
@@ -257,9 +297,9 @@ pub(crate) fn write(
         varint::put(out, id.epoch);
         varint::put(out, id.seq);
     }
-    if let Some((rec, len)) = records {
-        varint::put(out, len as u64);
-        out.extend_from_slice(rec.get(..len).unwrap_or(&rec));
+    if let Some(rec) = records {
+        varint::put(out, rec.len() as u64);
+        out.extend_from_slice(&rec);
     }
     varint::put(out, payload_len);
 }
@@ -316,6 +356,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         identity: fields.identity,
         metadata: fields.metadata,
         squid_cblock: fields.squid_cblock.map(|(_, cb)| cb),
+        signer: fields.signer,
         payload_len: fields.payload_len.0,
         header_len: fields.header_len,
     };
@@ -346,6 +387,7 @@ struct Varints {
     seq_at: usize,
     metadata: Option<(usize, usize)>,
     squid_cblock: Option<(usize, [u8; SQUID_CBLOCK_LEN])>,
+    signer: Option<[u8; KEY_ID_LEN]>,
     payload_len: (u64, usize),
     header_len: usize,
 }
@@ -431,12 +473,17 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
     }
     let mut metadata = None;
     let mut squid_cblock = None;
+    let mut signer = None;
     if fixed.flags & FLAG_METADATA != 0 {
-        let (at, len, squid_at) = records(&mut cur)?;
-        metadata = Some((at, len));
-        squid_cblock = squid_at.and_then(|i| {
+        let found = records(&mut cur)?;
+        metadata = Some((found.start, found.len));
+        squid_cblock = found.squid_at.and_then(|i| {
             let block = data.get(i..i.saturating_add(SQUID_CBLOCK_LEN))?;
             Some((i, <[u8; SQUID_CBLOCK_LEN]>::try_from(block).ok()?))
+        });
+        signer = found.signer_at.and_then(|i| {
+            let id = data.get(i..i.saturating_add(KEY_ID_LEN))?;
+            <[u8; KEY_ID_LEN]>::try_from(id).ok()
         });
     }
     let payload_len = cur.next("payload_len")?;
@@ -449,6 +496,7 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
         seq_at,
         metadata,
         squid_cblock,
+        signer,
         payload_len,
         header_len: cur.at,
     })
@@ -568,6 +616,7 @@ fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> 
     if (v.header_len as u64)
         .checked_add(payload_len)
         .and_then(|l| l.checked_add(CRC_LEN as u64))
+        .and_then(|l| l.checked_add(if v.signer.is_some() { SIGNATURE_LEN as u64 } else { 0 }))
         .is_none()
     {
         return Err(DecodeError::InvalidField {
@@ -819,13 +868,23 @@ pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
 /// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
 const fn known_metadata_tag(tag: u64) -> bool {
-    tag == META_SQUID_CBLOCK
+    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE
 }
 
-/// Reads `meta_len` and the records after it (docs/FORMAT.md section 6);
-/// returns their frame offset and length, and where a Squid digest header
-/// (tag 1) starts, if there is one.
-fn records(cur: &mut Fields<'_>) -> Result<(usize, usize, Option<usize>), DecodeError> {
+/// Where a header's metadata records are, and the known records in them.
+struct Records {
+    /// Frame offset of the first record.
+    start: usize,
+    /// `meta_len`.
+    len: usize,
+    /// Where a Squid digest header (tag 1) starts.
+    squid_at: Option<usize>,
+    /// Where a signing key's id (tag 2) starts.
+    signer_at: Option<usize>,
+}
+
+/// Reads `meta_len` and the records after it (docs/FORMAT.md section 6).
+fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
     let (meta_len, len_at) = cur.next("meta_len")?;
     if meta_len == 0 || meta_len > MAX_META_LEN {
         return Err(DecodeError::InvalidField {
@@ -845,6 +904,7 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize, Option<usize>), Decode
     }
     let mut last: Option<u64> = None;
     let mut squid_at = None;
+    let mut signer_at = None;
     while cur.at < end {
         let (tag, tag_at) = cur.next("metadata tag")?;
         let (len, len_at) = cur.next("metadata length")?;
@@ -880,6 +940,16 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize, Option<usize>), Decode
             }
             squid_at = Some(cur.at);
         }
+        if tag == META_SIGNATURE {
+            if len != KEY_ID_LEN as u64 {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "metadata length",
+                    reason: "a signing key's id (tag 2) is 8 bytes",
+                });
+            }
+            signer_at = Some(cur.at);
+        }
         // len <= room <= 4096.
         cur.at = cur.at.saturating_add(len as usize);
     }
@@ -890,7 +960,12 @@ fn records(cur: &mut Fields<'_>) -> Result<(usize, usize, Option<usize>), Decode
             reason: "the records do not fill meta_len exactly",
         });
     }
-    Ok((start, end.saturating_sub(start), squid_at))
+    Ok(Records {
+        start,
+        len: end.saturating_sub(start),
+        squid_at,
+        signer_at,
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::prelude::*;
 
 mod coding;
 mod error;
+mod signature;
 internal_modules!(header);
 #[cfg(feature = "std")]
 pub mod stream;
@@ -30,11 +31,16 @@ use crate::filter::{padding_is_clear, zeroed_words, BloomFilter, FilterError};
 use bytes::{Buf, BufMut};
 pub use coding::Coding;
 pub use error::{DecodeError, EncodeError};
+#[cfg(feature = "std")]
+pub(crate) use signature::verify_signature;
+pub use signature::{sign_frame, verify_frame};
 use header::HeaderFields;
 pub use header::{FilterKind, FilterType, FrameHeader, UpdateId};
-pub use limits::{
-    DecodeLimits, KindSet, DEFAULT_EXPANSION_FLOOR, DEFAULT_MAX_EXPANSION, FLOOR_MAX_EXPANSION,
-};
+pub use limits::{DecodeLimits, KindSet};
+// The limits' defaults are `DecodeLimits`' associated constants.
+internal! {
+    pub use limits::{DEFAULT_EXPANSION_FLOOR, DEFAULT_MAX_EXPANSION, FLOOR_MAX_EXPANSION};
+}
 
 /// Upper bound on the frame length [`encode`] produces for `filter`: the raw
 /// frame, since the encoder never sends a coded payload larger than raw.
@@ -197,6 +203,7 @@ fn encode_bits_with(
         kind,
         identity,
         squid_cblock,
+        signer: None,
     };
     let coding = if coding.applies_to(kind, squid_cblock.is_some()) {
         coding
@@ -483,11 +490,14 @@ fn checked<'a>(
         needed: total as u64,
         available: data.len() as u64,
     };
+    // A signed frame's signature follows the CRC (section 6, tag 2): the
+    // CRC covers what comes before it, as in every frame.
     let body_end = total
-        .checked_sub(header::CRC_LEN)
+        .checked_sub(h.signature_len() as usize)
+        .and_then(|t| t.checked_sub(header::CRC_LEN))
         .ok_or(truncated.clone())?;
     let (body, crc) = data
-        .get(..total)
+        .get(..body_end.saturating_add(header::CRC_LEN))
         .and_then(|frame| frame.split_at_checked(body_end))
         .ok_or(truncated.clone())?;
     let stored = u32::from_le_bytes(crc.try_into().map_err(|_| truncated.clone())?);
@@ -606,6 +616,7 @@ pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
         kind: h.kind,
         identity: Some(id),
         squid_cblock: h.squid_cblock,
+        signer: None,
     };
     frame_bytes(&h.params, h.n, &fields, payload)
 }

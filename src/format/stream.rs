@@ -452,6 +452,13 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
         }
         .into());
     }
+    // A signed frame's signature follows the CRC: read past it, so that the
+    // reader is left at the next frame. Streaming decoders do not verify
+    // it (the frame is never whole in memory); `verify_frame` does.
+    if h.signature_len() > 0 {
+        let mut sig = [0u8; super::header::SIGNATURE_LEN];
+        src.inner.read_exact(&mut sig)?;
+    }
     if !padding_is_clear(m, &words) {
         return Err(DecodeError::from(crate::FilterError::PaddingBitsSet { m }).into());
     }

@@ -184,6 +184,16 @@ impl Default for DecodeLimits {
 }
 
 impl DecodeLimits {
+    /// The default expansion ratio, [`Self::max_expansion`]: 4096 output
+    /// bytes per frame byte.
+    pub const DEFAULT_MAX_EXPANSION: u64 = DEFAULT_MAX_EXPANSION;
+    /// The default output below which the ratio is not applied,
+    /// [`Self::expansion_floor`]: 512 MiB.
+    pub const DEFAULT_EXPANSION_FLOOR: u64 = DEFAULT_EXPANSION_FLOOR;
+    /// Under the floor, the most an m-bit array may expand per frame
+    /// byte: 2^16.
+    pub const FLOOR_MAX_EXPANSION: u64 = FLOOR_MAX_EXPANSION;
+
     /// Whether the expansion limit admits `output` bytes (what the kind
     /// holds) decoded from a full frame of `frame_len` bytes whose m-bit
     /// array (its one bit per position: ⌈m/8⌉ bytes; for kinds without

@@ -206,7 +206,7 @@ fn planned_frames_fit_their_budget_in_practice() {
 /// of 5% for frames smaller than their expected size.
 #[test]
 fn the_default_expansion_limit_admits_every_plan() {
-    let cap = compressed_bloom::format::DEFAULT_MAX_EXPANSION as f64;
+    let cap = compressed_bloom::DecodeLimits::DEFAULT_MAX_EXPANSION as f64;
     let mut worst = 0.0f64;
     for n in [1u64, 100, 10_000, 1_000_000, 10_000_000] {
         for quarter in 4..=256u32 {

@@ -9,6 +9,7 @@ mod common;
 mod counting;
 mod ribbon;
 mod scalable;
+mod signed;
 mod standard;
 mod static_coded;
 mod static_rule;

@@ -10,4 +10,5 @@ mod delta;
 mod kinds;
 mod nats;
 mod ordering;
+mod signed;
 mod summary_cache;

@@ -108,7 +108,7 @@ impl LimitArgs {
                 Some(0) => None,
                 Some(r) => Some(r),
                 None => Some(
-                    compressed_bloom::format::DEFAULT_MAX_EXPANSION
+                    compressed_bloom::DecodeLimits::DEFAULT_MAX_EXPANSION
                         .max(DEFAULT_DECODED_FLOOR.div_ceil(frame_len.max(1))),
                 ),
             },
@@ -116,7 +116,7 @@ impl LimitArgs {
             // for stays the library's default per frame byte (128), or
             // follows an expansion ratio given explicitly.
             max_decisions_per_byte: self.max_expansion.is_none().then_some(
-                compressed_bloom::format::DEFAULT_MAX_EXPANSION
+                compressed_bloom::DecodeLimits::DEFAULT_MAX_EXPANSION
                     / compressed_bloom::kinds::counting::DECISION_WEIGHT,
             ),
             // The CLI's floor is in the ratio above (and --max-expansion
