@@ -15,4 +15,5 @@ mod plan_flags;
 mod process;
 mod ribbon;
 mod robust;
+mod signed;
 mod squid;

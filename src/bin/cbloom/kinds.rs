@@ -226,6 +226,9 @@ impl KindArg {
 /// (`OLD`, `BASE`, `FILTER`) at `path`, named in its errors.
 pub(crate) fn read_any(role: &str, path: &Path, limits: &LimitArgs) -> CliResult<AnyFilter> {
     let data = read_all(path).map_err(|e| input_error(role, path, e))?;
+    limits
+        .verified(&data)
+        .map_err(|e| input_error(role, path, e))?;
     compressed_bloom::decode_any(&data, &limits.limits_for(data.len() as u64))
         .map_err(|e| input_error(role, path, e.into()))
 }

@@ -27,6 +27,7 @@ mod filters;
 mod kinds;
 mod plan_cmd;
 mod ribbon_cmd;
+mod sign_cmd;
 mod squid_cmd;
 
 use clap::{Args, Parser, Subcommand};
@@ -70,6 +71,9 @@ enum Command {
     Import(squid_cmd::ImportArgs),
     /// Export a frame holding a Squid digest as Squid sends it (`--squid IN -o FILE`).
     Export(squid_cmd::ExportArgs),
+    /// Make an Ed25519 key pair for signed frames: OUTPUT (the secret, mode
+    /// 0600) and OUTPUT.pub (the public key for --verify).
+    Keygen(sign_cmd::KeygenArgs),
 }
 
 /// Limits applied when reading frames.
@@ -82,7 +86,7 @@ enum Command {
 /// hundred bytes) still reads back without flags. The floor is for memory
 /// only: a counting frame may still take 128 value decisions per frame
 /// byte, as under the library's defaults (with `--max-expansion R`, R/32).
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub(crate) struct LimitArgs {
     /// Largest filter (bits) accepted from an input frame (default: the
     /// format's largest, 2^56; `1e10` is accepted).
@@ -92,6 +96,10 @@ pub(crate) struct LimitArgs {
     /// no limit (default: 4096, but any frame may decode to 1 GiB).
     #[arg(long, value_name = "RATIO", value_parser = crate::parse_count, allow_negative_numbers = true)]
     max_expansion: Option<u64>,
+    /// Take only frames signed by this public key (a `.pub` file of
+    /// `cbloom keygen`; repeat for several keys).
+    #[arg(long, value_name = "PUBKEY")]
+    verify: Vec<std::path::PathBuf>,
 }
 
 /// Bytes any frame may decode to under the default expansion limit.
@@ -99,6 +107,19 @@ pub(crate) const DEFAULT_DECODED_FLOOR: u64 = 1 << 30;
 
 impl LimitArgs {
     /// The limits for a frame of `frame_len` bytes.
+    /// With `--verify`, checks that `frame` is signed by one of its keys
+    /// (after the frame's cheap checks, before anything is decoded) and
+    /// returns the signer's id; without it, `None`.
+    pub(crate) fn verified(&self, frame: &[u8]) -> CliResult<Option<[u8; 8]>> {
+        if self.verify.is_empty() {
+            return Ok(None);
+        }
+        let keys = sign_cmd::verifying_keys(&self.verify)?;
+        let limits = self.limits_for(frame.len() as u64);
+        let h = compressed_bloom::format::verify_frame(frame, &keys, &limits)?;
+        Ok(h.signer)
+    }
+
     pub(crate) fn limits_for(&self, frame_len: u64) -> compressed_bloom::DecodeLimits {
         let defaults = compressed_bloom::DecodeLimits::default();
         compressed_bloom::DecodeLimits {
@@ -342,6 +363,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(&a),
         Command::Import(a) => squid_cmd::import(&a),
         Command::Export(a) => squid_cmd::export(&a),
+        Command::Keygen(a) => sign_cmd::keygen(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

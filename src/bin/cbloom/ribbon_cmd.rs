@@ -23,6 +23,8 @@ pub(crate) struct RibbonBuild<'a> {
     /// `--fast`: [`Build::Fast`] rather than the default.
     pub(crate) fast: bool,
     pub(crate) output: &'a Path,
+    /// `--sign`.
+    pub(crate) sign: &'a crate::sign_cmd::SignArgs,
 }
 
 /// Reads and hashes the keys, solves, writes the frame.
@@ -60,6 +62,7 @@ pub(crate) fn build(a: &RibbonBuild<'_>) -> CliResult {
         (None, Some(budget)) => fit_budget(&hashes, a.seed, budget, how)?,
         (None, None) => return Err("give --fpr or --bytes for a ribbon filter".into()),
     };
+    let frame = a.sign.apply(frame)?;
     write_all(a.output, &frame)?;
     let log2 = (1.0 / f.expected_fpr()).log2();
     note!(

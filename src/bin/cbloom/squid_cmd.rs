@@ -20,6 +20,8 @@ pub(crate) struct ImportArgs {
     raw: bool,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
@@ -36,6 +38,7 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     } else {
         compressed_bloom::kinds::squid::encode_squid(&d)
     };
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     let cb = d.cblock();
     note!(

@@ -275,6 +275,8 @@ pub(crate) struct BuildArgs {
     /// Output frame (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
+    #[command(flatten)]
+    pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn build(a: &BuildArgs) -> CliResult {
@@ -299,6 +301,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
             shape_given: a.size.m.is_some(),
             fast: a.fast,
             output: &a.output,
+            sign: &a.sign,
         });
     }
     if a.fast {
@@ -434,6 +437,7 @@ pub(crate) fn build(a: &BuildArgs) -> CliResult {
     if let Some(d) = duplicates {
         note!("note: {d}");
     }
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     note!(
         "built {} m={m} k={k} n={kept} from {read} keys: {} bytes ({})",
@@ -527,6 +531,7 @@ pub(crate) fn build_scalable(a: &BuildArgs) -> CliResult {
             .into());
         }
     }
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     note!(
         "built scalable: {} layers, m={} in all, k up to {}, n={} from {read} keys \

@@ -39,6 +39,8 @@ pub(crate) struct DeltaArgs {
     kind: DeltaKind,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
@@ -114,6 +116,7 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
             .into())
         }
     };
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     let full = compressed_bloom::encode_any(&new).len();
     let (pm, pk) = kinds::shape(&new);
@@ -143,6 +146,8 @@ pub(crate) struct ApplyArgs {
     output: PathBuf,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
@@ -153,11 +158,12 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
     // under the readers' default expansion limit (and --max-m).
     let base_limits = LimitArgs {
         max_expansion: None,
-        ..a.limits
+        ..a.limits.clone()
     };
     let mut f = kinds::read_any("BASE", &a.base, &base_limits)?;
     let named = |e: Box<dyn std::error::Error>| kinds::input_error("DELTA", &a.delta, e);
     let d = read_all(&a.delta).map_err(named)?;
+    a.limits.verified(&d).map_err(named)?;
     let limits = a.limits.limits_for(d.len() as u64);
     let (base, delta) = (a.base.display(), a.delta.display());
     let header = match delta::inspect_delta(&d, &limits) {
@@ -193,6 +199,7 @@ pub(crate) fn apply(a: &ApplyArgs) -> CliResult {
         e => named(e.into()),
     })?;
     let frame = compressed_bloom::encode_any(&f);
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
     note!(

@@ -39,12 +39,15 @@ pub(crate) struct EncodeArgs {
     static_coded: bool,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     crate::files::check_output(&a.output)?;
     let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
     let data = read_all(&a.input).map_err(named)?;
+    a.limits.verified(&data).map_err(named)?;
     let f = if a.import_bits {
         let (m, k) = (a.m.unwrap_or(0), a.k.unwrap_or(0));
         AnyFilter::Standard(BloomFilter::from_bytes(
@@ -59,6 +62,7 @@ pub(crate) fn encode(a: &EncodeArgs) -> CliResult {
     let coding = CodingArg::resolve(a.coding, a.static_coded, false);
     kinds::check_coding(coding, f.kind(), matches!(f, AnyFilter::Squid(_)))?;
     let frame = f.encode_frame(coding, None);
+    let frame = a.sign.apply(frame)?;
     write_all(&a.output, &frame)?;
     let (pm, pk) = kinds::shape(&f);
     note!(
@@ -100,6 +104,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     crate::files::check_output(&a.output)?;
     let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
     let data = read_all(&a.input).map_err(named)?;
+    a.limits.verified(&data).map_err(named)?;
     let limits = a.limits.limits_for(data.len() as u64);
     // The header's errors are decode_any's first ones.
     let header =

@@ -17,6 +17,9 @@ pub(crate) struct InspectArgs {
 pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     let named = |e: Box<dyn std::error::Error>| kinds::input_error("INPUT", &a.input, e);
     let data = read_all(&a.input).map_err(named)?;
+    if let Some(id) = a.limits.verified(&data).map_err(named)? {
+        note!("signature: verified, key {}", crate::sign_cmd::hex(&id));
+    }
     let limits = a.limits.limits_for(data.len() as u64);
     // Header only: decode / summarize below check the CRC once.
     let h = compressed_bloom::format::header::parse(&data, &limits).map_err(|e| named(e.into()))?;
@@ -88,8 +91,17 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     } else {
         outln!("ones             {ones} (fill {fill:.4})");
     }
+    if let Some(id) = h.signer {
+        outln!("signed by key    {}", crate::sign_cmd::hex(&id));
+    }
     outln!("frame bytes      {}", data.len());
     outln!("payload bytes    {}", h.payload_len);
+    if let Some(id) = h.signer {
+        outln!(
+            "signed by key    {} (64-byte signature after the CRC)",
+            crate::sign_cmd::hex(&id)
+        );
+    }
     if !matches!(any, AnyFilter::Ribbon(_)) {
         outln!(
             "entropy bound    {bound:.1} bytes (payload is {})",
@@ -176,6 +188,7 @@ pub(crate) fn header_json(
         "frame_bytes": frame_bytes,
         "payload_bytes": h.payload_len,
         "entropy_bound_bytes": entropy_bound_bytes,
+        "signer": h.signer.map(|id| crate::sign_cmd::hex(&id)),
     })
 }
 
