@@ -635,6 +635,15 @@ kind_class!(
             self.inner.saturated()
         }
 
+        /// The counters, one byte each (0 to 15), position 0 first.
+        fn counters(&self, py: Python<'_>) -> Py<PyBytes> {
+            let m = self.inner.params().m;
+            let f = &self.inner;
+            let all: Vec<u8> =
+                maybe_detach(py, f.work() > BIG, || (0..m).map(|i| f.count(i)).collect());
+            PyBytes::new(py, &all).unbind()
+        }
+
         /// The standard filter of the same positions (counter above zero = bit set).
         fn to_bloom(&self) -> PyBloom {
             PyBloom::wrap(self.inner.to_bloom())
@@ -669,10 +678,24 @@ kind_class!(
                 .map_err(|e| errors::scalable_error(py, e))
         }
 
-        /// The number of layers.
+        /// The layers, oldest first: ``(m, k, n, capacity, bits)`` each, with
+        /// ``bits`` the layer's bit array as ``BloomFilter.to_bytes`` gives it.
         #[getter]
-        fn layers(&self) -> usize {
-            self.inner.layers().len()
+        fn layers(&self, py: Python<'_>) -> Vec<(u64, u32, u64, u64, Py<PyBytes>)> {
+            self.inner
+                .layers()
+                .iter()
+                .map(|l| {
+                    let f = &l.filter;
+                    (
+                        f.m(),
+                        f.k(),
+                        f.len(),
+                        l.capacity,
+                        PyBytes::new(py, &f.to_bytes()).unbind(),
+                    )
+                })
+                .collect()
         }
 
         /// The bound on the false-positive rate the filter keeps as it grows.
