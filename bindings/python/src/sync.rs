@@ -134,6 +134,16 @@ impl PyPublisher {
         self.filter.clone_ref(py)
     }
 
+    /// Follows another filter from the next ``publish()`` on: how a kind
+    /// built from its whole set (sparse, ribbon) changes. A filter of other
+    /// parameters or another kind goes as a full frame.
+    #[setter]
+    fn set_filter(&mut self, filter: &Bound<'_, PyAny>) -> PyResult<()> {
+        py_to_any(filter, "filter")?;
+        self.filter = filter.clone().unbind();
+        Ok(())
+    }
+
     /// The identity the next update will carry.
     #[getter]
     fn next_identity(&self) -> (u64, u64, u64) {
