@@ -3,10 +3,11 @@
 #   bash bindings/python/test.sh
 # Builds the package into a fresh virtual environment (removed and made
 # again on every run) with `pip install ./bindings/python`, which fetches
-# maturin from PyPI and compiles the extension; installs pytest and
-# hypothesis; builds the cbloom CLI the interoperability tests run; and
-# runs pytest against the installed package. Needs python3 (3.9 or later,
-# with venv and pip) and a Rust toolchain. Any failure fails the script.
+# maturin from PyPI and compiles the extension; installs pytest,
+# hypothesis and mypy (which checks the stubs); builds the cbloom CLI the
+# interoperability tests run; and runs pytest against the installed
+# package. Needs python3 (3.9 or later, with venv and pip) and a Rust
+# toolchain. Any failure fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -18,7 +19,7 @@ echo "== Python: a fresh virtual environment in $venv"
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  ./bindings/python pytest hypothesis
+  ./bindings/python pytest hypothesis mypy
 
 echo "== Python: the cbloom CLI for the interoperability tests"
 cargo build --release --quiet --bin cbloom
