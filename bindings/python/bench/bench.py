@@ -114,8 +114,10 @@ def main() -> None:
     args = ap.parse_args()
     import rbloom  # noqa: F401  (fail early if the environment lacks it)
 
+    from importlib.metadata import version
+
     print(f"Python {platform.python_version()} on {platform.machine()}, "
-          f"compressed_bloom {cb.__name__}, rbloom from PyPI")
+          f"compressed-bloom {version('compressed-bloom')}, rbloom {version('rbloom')}")
     print()
     if args.small:
         decode_bench(140_000, 2, 10_000, 2)
