@@ -5,8 +5,8 @@
 use compressed_bloom::filter::FilterError;
 use compressed_bloom::kinds::ribbon::RibbonError;
 use compressed_bloom::kinds::scalable::ScalableError;
+use compressed_bloom::kinds::squid::SquidError;
 use compressed_bloom::plan::PlanError;
-use compressed_bloom::squid::SquidError;
 use compressed_bloom::{DecodeError, SyncError, UpdateId};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;

@@ -11,7 +11,7 @@ use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::ribbon::{Build, RibbonFilter};
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::{Method, SquidDigest};
+use compressed_bloom::kinds::squid::{Method, SquidDigest};
 use compressed_bloom::{
     apply_delta, decode_any, decode_as, AnyFilter, BloomFilter, Coding, CountingBloomFilter,
     DecodeLimits, FilterKind, FilterParams, Kind, UpdateId,

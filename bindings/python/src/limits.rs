@@ -24,7 +24,8 @@ pub(crate) struct Limits {
 /// The wire kind named `name`, or a `ValueError` naming the parameter.
 pub(crate) fn kind_by_name(name: &str, param: &str) -> PyResult<FilterKind> {
     FilterKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .find(|k| k.name() == name)
         .ok_or_else(|| {
             let names: Vec<&str> = FilterKind::ALL.iter().map(|k| k.name()).collect();
@@ -39,7 +40,7 @@ pub(crate) fn kind_by_name(name: &str, param: &str) -> PyResult<FilterKind> {
 impl Limits {
     #[new]
     #[pyo3(signature = (*, max_bytes=None, max_m=None, max_k=None, max_frame_len=None,
-        max_expansion=Some(compressed_bloom::format::DEFAULT_MAX_EXPANSION),
+        max_expansion=Some(compressed_bloom::DecodeLimits::DEFAULT_MAX_EXPANSION),
         expansion_floor=None, max_decisions_per_byte=None, kinds=None))]
     #[allow(clippy::too_many_arguments)] // one keyword argument per field, as in Rust
     fn new(
@@ -124,7 +125,8 @@ impl Limits {
     #[getter]
     fn kinds(&self) -> Vec<&'static str> {
         FilterKind::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|k| self.inner.kinds.contains(k.id()))
             .map(FilterKind::name)
             .collect()

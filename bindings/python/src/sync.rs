@@ -13,7 +13,7 @@ use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::ribbon::RibbonFilter;
 use compressed_bloom::kinds::scalable::ScalableBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::squid::SquidDigest;
+use compressed_bloom::kinds::squid::SquidDigest;
 use compressed_bloom::{
     AnyFilter, BloomFilter, Coding, CountingBloomFilter, DecodeLimits, Publisher, PublisherOptions,
     Subscriber, SyncError, Update, UpdateKind,
@@ -121,6 +121,7 @@ impl PyPublisher {
             epoch,
             full_every,
             coding: c,
+            ..PublisherOptions::default()
         };
         Ok(PyPublisher {
             filter: filter.clone().unbind(),
