@@ -21,6 +21,11 @@ done
 if [ -n "${NATS_SERVER:-}" ] && [ -x "$NATS_SERVER" ]; then
   missing=("${missing[@]/nats-server/}")
 fi
+# The Python suite makes a virtual environment: Debian's python3 needs
+# python3-venv (and pip) for that.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+  missing+=(python3-venv python3-pip)
+fi
 pkgs=$(printf '%s\n' "${missing[@]}" | sed '/^$/d' | sort -u | tr '\n' ' ')
 if [ -n "${pkgs// /}" ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -438,8 +438,15 @@ fn fixed_fields(data: &[u8], limits: &DecodeLimits) -> Result<Fixed, DecodeError
                 name: FilterKind::assigned_name(id),
             })?;
         (kind, FIXED_LEN_V3)
-    } else {
+    } else if limits.kinds.contains(FilterKind::Standard.id()) {
         (FilterKind::Standard, FIXED_LEN)
+    } else {
+        // Versions 1 and 2 hold the standard kind: a receiver that does
+        // not take it refuses them as it refuses a version-3 kind byte 0.
+        return Err(DecodeError::UnsupportedKind {
+            id: FilterKind::Standard.id(),
+            name: Some(FilterKind::Standard.name()),
+        });
     };
     Ok(Fixed {
         version,

@@ -212,6 +212,21 @@ fn kinds_are_refused_by_typed_decoders_and_by_receivers_that_do_not_accept_them(
             BloomFilter::new(FilterParams::new(300, 3, 1)).unwrap()
         ))
     );
+    // A version-1 frame holds the standard kind: a receiver that does not
+    // take it refuses the frame as it refuses kind byte 0.
+    let only_sparse = DecodeLimits {
+        kinds: KindSet::of(&[4]),
+        ..lim
+    };
+    let v1 = compressed_bloom::encode(&BloomFilter::new(FilterParams::new(300, 3, 1)).unwrap());
+    assert_eq!(v1[2], 1);
+    assert_eq!(
+        decode_any(&v1, &only_sparse),
+        Err(DecodeError::UnsupportedKind {
+            id: 0,
+            name: Some("standard")
+        })
+    );
     // Frames are version 3 with the kind byte.
     for (frame, kind) in [(&part, 2u8), (&sparse, 4)] {
         assert_eq!((frame[2], frame[6]), (3, kind));
