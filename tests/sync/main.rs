@@ -9,6 +9,7 @@ mod common;
 mod delta;
 mod kinds;
 mod nats;
+mod nats_auth;
 mod ordering;
 mod signed;
 mod summary_cache;

@@ -11,7 +11,7 @@ use compressed_bloom::{DecodeError, SyncError, UpdateId};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 /// The Python module that defines the exception classes, imported once.
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -77,6 +77,13 @@ pub(crate) fn decode_error(py: Python<'_>, e: DecodeError) -> PyErr {
         D::ParamsMismatch { .. } => raise(py, "WrongBaseError", msg, |d| {
             d.set_item("reason", "params_mismatch")
         }),
+        D::Unsigned => signature_error(py, "UnsignedError", "unsigned", msg, None),
+        D::UnknownKey { key_id } => {
+            signature_error(py, "UnknownKeyError", "unknown_key", msg, Some(key_id))
+        }
+        D::BadSignature { key_id } => {
+            signature_error(py, "BadSignatureError", "bad_signature", msg, Some(key_id))
+        }
         other => {
             let (reason, offset): (&str, Option<u64>) = match &other {
                 D::Truncated { .. } => ("truncated", None),
@@ -114,6 +121,27 @@ pub(crate) fn decode_error(py: Python<'_>, e: DecodeError) -> PyErr {
             })
         }
     }
+}
+
+/// A frame not signed by a key the receiver trusts, as the
+/// `SignatureError` subclass `class` (`UnsignedError`, `UnknownKeyError`,
+/// `BadSignatureError`), with the frame's key id as `key_id` (`bytes`)
+/// where it has one. `verify` and a subscriber raise the same classes:
+/// each is a `SyncError` and a `DecodeError`.
+fn signature_error(
+    py: Python<'_>,
+    class: &str,
+    reason: &str,
+    msg: String,
+    key_id: Option<[u8; 8]>,
+) -> PyErr {
+    raise(py, class, msg, |d| {
+        d.set_item("reason", reason)?;
+        if let Some(id) = key_id {
+            d.set_item("key_id", PyBytes::new(py, &id))?;
+        }
+        Ok(())
+    })
 }
 
 /// What a subscriber held before a refused frame, to tell a gap from a
@@ -166,6 +194,13 @@ pub(crate) fn sync_error(
         SyncError::Unordered { held } => raise(py, "UnorderedError", msg, |d| {
             d.set_item("held", id_tuple(held))
         }),
+        SyncError::Unsigned => signature_error(py, "UnsignedError", "unsigned", msg, None),
+        SyncError::UnknownKey { key_id } => {
+            signature_error(py, "UnknownKeyError", "unknown_key", msg, Some(key_id))
+        }
+        SyncError::BadSignature { key_id } => {
+            signature_error(py, "BadSignatureError", "bad_signature", msg, Some(key_id))
+        }
         _ => raise(py, "SyncError", msg, |_| Ok(())),
     }
 }

@@ -14,7 +14,7 @@ use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::kinds::squid::{Method, SquidDigest};
 use compressed_bloom::{
     apply_delta, decode_any, decode_as, AnyFilter, BloomFilter, Coding, CountingBloomFilter,
-    DecodeLimits, FilterKind, FilterParams, Kind, UpdateId,
+    DecodeLimits, FilterKind, FilterParams, FrameHeader, Kind, UpdateId,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -1028,17 +1028,54 @@ pub(crate) struct FrameInfo {
     frame_len: u64,
     /// The header's length in bytes.
     header_len: usize,
+    /// The id of the key that signed the frame (8 bytes, the start of its
+    /// public key), or None for an unsigned frame. ``inspect`` reads it
+    /// without checking the signature: ``verify`` checks it.
+    signer: Option<Py<PyBytes>>,
 }
 
 #[pymethods]
 impl FrameInfo {
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let signer = match &self.signer {
+            Some(id) => format!("bytes.fromhex({:?})", hex(id.bind(py).as_bytes())),
+            None => "None".into(),
+        };
         format!(
-            "FrameInfo(version={}, frame_type={:?}, kind={:?}, m={}, k={}, seed={}, n={}, identity={:?}, frame_len={})",
+            "FrameInfo(version={}, frame_type={:?}, kind={:?}, m={}, k={}, seed={}, n={}, identity={:?}, frame_len={}, signer={signer})",
             self.version, self.frame_type, self.kind, self.m, self.k, self.seed, self.n,
             self.identity, self.frame_len
         )
     }
+}
+
+impl FrameInfo {
+    /// The info of a checked header.
+    pub(crate) fn new(py: Python<'_>, h: &FrameHeader) -> Self {
+        FrameInfo {
+            version: h.version,
+            frame_type: h.filter_type.name(),
+            is_delta: h.filter_type.is_delta(),
+            kind: if h.squid_cblock.is_some() {
+                "squid"
+            } else {
+                h.kind.name()
+            },
+            m: h.params.m,
+            k: h.params.k,
+            seed: h.params.seed,
+            n: h.n,
+            identity: h.identity.map(errors::id_tuple),
+            frame_len: h.frame_len(),
+            header_len: h.header_len,
+            signer: h.signer.map(|id| PyBytes::new(py, &id).unbind()),
+        }
+    }
+}
+
+/// Bytes as lowercase hex, for reprs.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The header of the frame at the front of ``data``, checked (limits and
@@ -1058,23 +1095,7 @@ fn inspect(
         })
     })?
     .map_err(|e| decode_error(py, e))?;
-    Ok(FrameInfo {
-        version: h.version,
-        frame_type: h.filter_type.name(),
-        is_delta: h.filter_type.is_delta(),
-        kind: if h.squid_cblock.is_some() {
-            "squid"
-        } else {
-            h.kind.name()
-        },
-        m: h.params.m,
-        k: h.params.k,
-        seed: h.params.seed,
-        n: h.n,
-        identity: h.identity.map(errors::id_tuple),
-        frame_len: h.frame_len(),
-        header_len: h.header_len,
-    })
+    Ok(FrameInfo::new(py, &h))
 }
 
 /// The smallest delta frame that turns ``old`` into ``new`` (filters of the

@@ -18,6 +18,7 @@ mod input;
 mod kinds;
 mod limits;
 mod plan;
+mod sign;
 mod sync;
 
 use pyo3::prelude::*;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kinds::register(m)?;
     limits::register(m)?;
     plan::register(m)?;
+    sign::register(m)?;
     sync::register(m)?;
     Ok(())
 }

@@ -8,7 +8,10 @@ use crate::kinds::{
     PySparse, PySquid,
 };
 use crate::limits::{self, Limits};
+use crate::sign;
 use crate::BIG;
+use compressed_bloom::ed25519_dalek::{SigningKey, VerifyingKey};
+use compressed_bloom::format::sign_frame;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::ribbon::RibbonFilter;
 use compressed_bloom::kinds::scalable::ScalableBloomFilter;
@@ -77,28 +80,39 @@ impl PyUpdate {
 /// up), numbered ``(stream, epoch, seq)``.
 ///
 /// ``Publisher(filter, *, stream=0, epoch=None, full_every=16,
-/// coding="auto")`` follows ``filter``: change it (``add``, ``update``,
-/// ``remove``, ``|=``) between updates. ``epoch`` defaults to the clock in
-/// microseconds; a publisher restarted without its state must use a larger
-/// epoch than before, or subscribers refuse it as stale.
+/// coding="auto", signing_key=None)`` follows ``filter``: change it
+/// (``add``, ``update``, ``remove``, ``|=``) between updates. ``epoch``
+/// defaults to the clock in microseconds; a publisher restarted without its
+/// state must use a larger epoch than before, or subscribers refuse it as
+/// stale. ``signing_key`` (a 32-byte secret key, ``generate_key()``) signs
+/// every frame, for subscribers given its public key;
+/// ``set_signing_key()`` changes it.
 #[pyclass(module = "compressed_bloom", name = "Publisher")]
 pub(crate) struct PyPublisher {
     filter: Py<PyAny>,
     inner: Publisher<AnyFilter>,
+    /// The key frames are signed with, if any (the crate's publisher does
+    /// not hand it back).
+    key: Option<SigningKey>,
 }
 
 #[pymethods]
 impl PyPublisher {
     #[new]
-    #[pyo3(signature = (filter, *, stream=0, epoch=None, full_every=16, coding="auto"))]
+    #[pyo3(signature = (filter, *, stream=0, epoch=None, full_every=16, coding="auto",
+        signing_key=None))]
     fn new(
         filter: &Bound<'_, PyAny>,
         stream: u64,
         epoch: Option<u64>,
         full_every: u32,
         coding: &str,
+        signing_key: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let start = py_to_any(filter, "filter")?;
+        let key = signing_key
+            .map(|k| sign::signing_key(k, "signing_key"))
+            .transpose()?;
         if full_every == 0 {
             return Err(PyValueError::new_err(
                 "full_every must be at least 1 (1 sends only full frames)",
@@ -121,12 +135,34 @@ impl PyPublisher {
             epoch,
             full_every,
             coding: c,
-            ..PublisherOptions::default()
+            signing_key: key.clone(),
         };
         Ok(PyPublisher {
             filter: filter.clone().unbind(),
             inner: Publisher::new(start, opts),
+            key,
         })
+    }
+
+    /// Signs the updates from the next one on with ``key`` (a 32-byte
+    /// secret key), or sends them unsigned (None). To rotate keys without
+    /// a refused update, subscribers first hold the old and the new public
+    /// key, then the publisher moves to the new key, then subscribers drop
+    /// the old one.
+    fn set_signing_key(&mut self, key: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let key = key.map(|k| sign::signing_key(k, "key")).transpose()?;
+        self.inner.set_signing_key(key.clone());
+        self.key = key;
+        Ok(())
+    }
+
+    /// The 32-byte public key of the key frames are signed with, or None
+    /// if they go unsigned.
+    #[getter]
+    fn public_key(&self, py: Python<'_>) -> Option<Py<PyBytes>> {
+        self.key
+            .as_ref()
+            .map(|k| PyBytes::new(py, k.verifying_key().as_bytes()).unbind())
     }
 
     /// The filter this publisher follows (the object given, not a copy).
@@ -165,10 +201,28 @@ impl PyPublisher {
 
     /// A full frame of the last published version, for a subscriber that
     /// raised ``NeedFullError``; None before the first ``publish()``.
+    /// Signed with the current signing key, if there is one.
     fn full_frame(&self, py: Python<'_>) -> Option<PyUpdate> {
         let big = self.inner.filter().is_some_and(|f| any_work(f) > BIG);
-        let inner = &self.inner;
-        maybe_detach(py, big, || inner.full_frame()).map(|u| PyUpdate::new(py, u))
+        let (inner, key) = (&self.inner, &self.key);
+        maybe_detach(py, big, || {
+            let mut u = inner.full_frame()?;
+            // The crate's full_frame() does not sign; a subscriber that
+            // takes only signed frames needs this one signed too. A frame
+            // that comes back signed already is left as it is.
+            if let Some(key) = key {
+                let unsigned = compressed_bloom::inspect(&u.frame, &DecodeLimits::unlimited())
+                    .is_ok_and(|h| h.signer.is_none());
+                if unsigned {
+                    // Our own whole frame: signing it cannot fail.
+                    if let Ok(signed) = sign_frame(&u.frame, key) {
+                        u.frame = signed;
+                    }
+                }
+            }
+            Some(u)
+        })
+        .map(|u| PyUpdate::new(py, u))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -249,14 +303,22 @@ impl IntoAny for AnyFilter {
 /// * ``StaleError``: a duplicate, replayed or late frame;
 /// * ``WrongKindError``: a frame of another kind than ``kind``;
 /// * ``WrongStreamError``, ``UnorderedError``; and ``DecodeError`` or
-///   ``LimitError`` for an invalid frame.
+///   ``LimitError`` for an invalid frame;
+/// * with ``verifying_keys``: ``UnsignedError``, ``UnknownKeyError`` (signed
+///   by a key it does not hold) and ``BadSignatureError`` (altered or
+///   forged), each a ``SignatureError``, checked before the frame's order.
 ///
-/// ``Subscriber(kind=None, *, stream=None, max_bytes=None, limits=None)``:
-/// ``kind`` is a filter class or kind name (None takes every kind);
-/// ``stream`` follows one stream (else the first identified frame's).
+/// ``Subscriber(kind=None, *, stream=None, max_bytes=None, limits=None,
+/// verifying_keys=None)``: ``kind`` is a filter class or kind name (None
+/// takes every kind); ``stream`` follows one stream (else the first
+/// identified frame's); ``verifying_keys``, 32-byte public keys, makes it
+/// take only frames signed by one of them (None or empty: any frame).
 #[pyclass(module = "compressed_bloom", name = "Subscriber")]
 pub(crate) struct PySubscriber {
     inner: Sub,
+    /// The public keys given (the crate's subscriber does not hand them
+    /// back).
+    keys: Vec<VerifyingKey>,
 }
 
 /// A subscriber of kind `$variant` with `$limits`, following `$stream`.
@@ -315,13 +377,19 @@ fn kind_arg(kind: Option<&Bound<'_, PyAny>>) -> PyResult<&'static str> {
 #[pymethods]
 impl PySubscriber {
     #[new]
-    #[pyo3(signature = (kind=None, *, stream=None, max_bytes=None, limits=None))]
+    #[pyo3(signature = (kind=None, *, stream=None, max_bytes=None, limits=None,
+        verifying_keys=None))]
     fn new(
         kind: Option<&Bound<'_, PyAny>>,
         stream: Option<u64>,
         max_bytes: Option<u64>,
         limits: Option<PyRef<'_, Limits>>,
+        verifying_keys: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let keys = verifying_keys
+            .map(|k| sign::verifying_keys(k, "verifying_keys"))
+            .transpose()?
+            .unwrap_or_default();
         let l: DecodeLimits = limits::resolve(max_bytes, limits.as_deref());
         let inner = match kind_arg(kind)? {
             "standard" => make_sub!(Standard, stream, l),
@@ -333,7 +401,34 @@ impl PySubscriber {
             "squid" => make_sub!(Squid, stream, l),
             _ => make_sub!(Any, stream, l),
         };
-        Ok(PySubscriber { inner })
+        let mut sub = PySubscriber {
+            inner,
+            keys: Vec::new(),
+        };
+        sub.use_keys(keys);
+        Ok(sub)
+    }
+
+    /// The public keys frames must be signed by (``bytes``, 32 each); an
+    /// empty list takes unsigned frames too. Setting it (an iterable of
+    /// public keys, or None) keeps the filter held: rotate by setting the
+    /// old and the new key, then the new one alone.
+    #[getter]
+    fn verifying_keys<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.keys
+            .iter()
+            .map(|k| PyBytes::new(py, k.as_bytes()))
+            .collect()
+    }
+
+    #[setter]
+    fn set_verifying_keys(&mut self, keys: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let keys = keys
+            .map(|k| sign::verifying_keys(k, "verifying_keys"))
+            .transpose()?
+            .unwrap_or_default();
+        self.use_keys(keys);
+        Ok(())
     }
 
     /// Takes the next frame (``bytes``, ``bytearray`` or ``memoryview``):
@@ -408,10 +503,23 @@ impl PySubscriber {
 
     fn __repr__(&self) -> String {
         format!(
-            "<Subscriber kind={} version={:?}>",
+            "<Subscriber kind={} version={:?}{}>",
             self.kind(),
-            self.version()
+            self.version(),
+            if self.keys.is_empty() {
+                String::new()
+            } else {
+                format!(" verifying_keys={}", self.keys.len())
+            }
         )
+    }
+}
+
+impl PySubscriber {
+    /// Takes only frames signed by one of `keys` (none: any frame).
+    fn use_keys(&mut self, keys: Vec<VerifyingKey>) {
+        each_sub!(&mut self.inner, s => s.set_verifying_keys(keys.iter().copied()));
+        self.keys = keys;
     }
 }
 

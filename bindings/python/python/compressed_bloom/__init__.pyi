@@ -3,6 +3,7 @@
 from typing import Any, ClassVar, Iterable, Literal, Optional, Tuple, TypeVar, Union
 
 from ._errors import (
+    BadSignatureError as BadSignatureError,
     BuildError as BuildError,
     DecodeError as DecodeError,
     Error as Error,
@@ -10,15 +11,19 @@ from ._errors import (
     LimitError as LimitError,
     NeedFullError as NeedFullError,
     PlanError as PlanError,
+    SignatureError as SignatureError,
     StaleError as StaleError,
     SyncError as SyncError,
+    UnknownKeyError as UnknownKeyError,
     UnorderedError as UnorderedError,
+    UnsignedError as UnsignedError,
     WrongBaseError as WrongBaseError,
     WrongKindError as WrongKindError,
     WrongStreamError as WrongStreamError,
 )
 
 __all__ = [
+    "BadSignatureError",
     "BloomFilter",
     "BuildError",
     "CountingBloomFilter",
@@ -35,20 +40,27 @@ __all__ = [
     "Publisher",
     "RibbonFilter",
     "ScalableBloomFilter",
+    "SignatureError",
     "SparseFilter",
     "SquidDigest",
     "StaleError",
     "Subscriber",
     "SyncError",
+    "UnknownKeyError",
     "UnorderedError",
+    "UnsignedError",
     "Update",
     "WrongBaseError",
     "WrongKindError",
     "WrongStreamError",
     "decode",
     "delta",
+    "generate_key",
     "inspect",
     "plan",
+    "public_key",
+    "sign",
+    "verify",
 ]
 
 #: Anything that takes bytes: bytes, bytearray or memoryview.
@@ -242,6 +254,9 @@ class FrameInfo:
     identity: Optional[Identity]
     frame_len: int
     header_len: int
+    #: The signing key's id (8 bytes, the start of its public key), or None
+    #: if unsigned; read, not checked (``verify`` checks it).
+    signer: Optional[bytes]
 
 class Plan:
     """A planned filter: the kind and its parameters; ``build(keys)`` makes it."""
@@ -289,6 +304,7 @@ class Publisher:
         epoch: Optional[int] = None,
         full_every: int = 16,
         coding: Coding = "auto",
+        signing_key: Optional[Buffer] = None,
     ) -> None: ...
     @property
     def filter(self) -> AnyFilter: ...
@@ -296,6 +312,9 @@ class Publisher:
     def filter(self, filter: AnyFilter) -> None: ...
     @property
     def next_identity(self) -> Identity: ...
+    def set_signing_key(self, key: Optional[Buffer]) -> None: ...
+    @property
+    def public_key(self) -> Optional[bytes]: ...
     def publish(self) -> Update: ...
     def full_frame(self) -> Optional[Update]: ...
 
@@ -309,8 +328,13 @@ class Subscriber:
         stream: Optional[int] = None,
         max_bytes: Optional[int] = None,
         limits: Optional[Limits] = None,
+        verifying_keys: Optional[Iterable[Buffer]] = None,
     ) -> None: ...
     def receive(self, frame: Buffer) -> Literal["full", "delta"]: ...
+    @property
+    def verifying_keys(self) -> list[bytes]: ...
+    @verifying_keys.setter
+    def verifying_keys(self, keys: Optional[Iterable[Buffer]]) -> None: ...
     @property
     def filter(self) -> Optional[AnyFilter]: ...
     @property
@@ -325,6 +349,25 @@ def decode(data: Buffer, *, max_bytes: Optional[int] = None, limits: Optional[Li
 
 def inspect(data: Buffer, *, max_bytes: Optional[int] = None, limits: Optional[Limits] = None) -> FrameInfo:
     """The frame's header, checked (limits and CRC) but not decoded."""
+
+def sign(frame: Buffer, key: Buffer) -> bytes:
+    """The frame signed by the 32-byte secret key (Ed25519)."""
+
+def verify(
+    frame: Buffer,
+    keys: Iterable[Buffer],
+    *,
+    max_bytes: Optional[int] = None,
+    limits: Optional[Limits] = None,
+) -> FrameInfo:
+    """The frame's header if one of keys (32-byte public keys) signed it;
+    else raises a SignatureError."""
+
+def public_key(secret: Buffer) -> bytes:
+    """The 32-byte public key of a 32-byte secret key."""
+
+def generate_key() -> Tuple[bytes, bytes]:
+    """A new key pair (secret, public), 32 bytes each."""
 
 def delta(old: _F, new: _F, *, identity: Optional[Identity] = None) -> bytes:
     """The smallest delta frame that turns old into new."""

@@ -14,7 +14,11 @@
     │   ├── StaleError                      a duplicate, replayed or late frame: .held, .got
     │   ├── WrongKindError
     │   ├── WrongStreamError                another stream's frame: .expected, .found
-    │   └── UnorderedError                  a frame without identity after identified ones
+    │   ├── UnorderedError                  a frame without identity after identified ones
+    │   └── SignatureError (also DecodeError)  not signed by a key the receiver trusts
+    │       ├── UnsignedError               no signature
+    │       ├── UnknownKeyError             signed by another key: .key_id
+    │       └── BadSignatureError           altered or forged: .key_id
     ├── PlanError (also ValueError)         no plan meets the target and needs
     └── BuildError                          a planned or ribbon filter could not be built
 
@@ -37,6 +41,10 @@ __all__ = [
     "WrongKindError",
     "WrongStreamError",
     "UnorderedError",
+    "SignatureError",
+    "UnsignedError",
+    "UnknownKeyError",
+    "BadSignatureError",
     "PlanError",
     "BuildError",
 ]
@@ -122,6 +130,31 @@ class UnorderedError(SyncError):
     identified version (it could roll the subscriber back)."""
 
     held: Tuple[int, int, int] = (0, 0, 0)
+
+
+class SignatureError(SyncError, DecodeError):
+    """A frame not signed by one of the keys the receiver trusts, refused by
+    ``verify`` or by a ``Subscriber`` given ``verifying_keys`` (before the
+    frame's order or payload is looked at)."""
+
+
+class UnsignedError(SignatureError):
+    """A frame without a signature, where only signed frames are taken."""
+
+
+class UnknownKeyError(SignatureError):
+    """A frame signed by a key the receiver does not hold. ``key_id`` is the
+    signer's key id: the first 8 bytes of its public key."""
+
+    key_id: bytes = b""
+
+
+class BadSignatureError(SignatureError):
+    """A signature that does not verify with the key the frame names: the
+    frame was altered after signing, or forged. ``key_id`` as for
+    ``UnknownKeyError``."""
+
+    key_id: bytes = b""
 
 
 class PlanError(Error, ValueError):
