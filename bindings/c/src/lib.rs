@@ -286,8 +286,8 @@ pub extern "C" fn cb_version_number() -> u32 {
 pub const CB_VERSION_NUMBER: u32 = 100;
 
 const VERSION_NUMBER: u32 = {
-    // Parsed at compile time from the crate version, so the two cannot
-    // drift; tests/abi.rs checks CB_VERSION_NUMBER against it.
+    // Parsed at compile time from the crate version; a unit test below
+    // checks the header's CB_VERSION_NUMBER against it.
     let v = env!("CARGO_PKG_VERSION").as_bytes();
     let mut parts = [0u32; 3];
     let mut i = 0;
@@ -392,4 +392,43 @@ unsafe fn key_list<'a>(
             unsafe { bytes(p, len, "key") }.map_err(|f| f.context(&format!("key {i}")))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compressed_bloom::{BloomFilter, DecodeError, FilterParams, Kind};
+
+    #[test]
+    fn the_header_version_is_the_crate_version() {
+        assert_eq!(CB_VERSION_NUMBER, VERSION_NUMBER);
+    }
+
+    /// The core crate does not export its format version range, so the
+    /// binding states it; this holds it to what the core reads and writes.
+    #[test]
+    fn the_format_versions_are_the_ones_the_core_reads() {
+        let f = BloomFilter::new(FilterParams::new(1000, 3, 0)).unwrap();
+        let id = UpdateId {
+            stream: 1,
+            epoch: 1,
+            seq: 1,
+        };
+        let mut frame = f.encode_frame(Coding::Raw, Some(id));
+        assert_eq!(
+            frame[2], CB_FORMAT_VERSION_MAX,
+            "an identified frame is the newest version"
+        );
+        let limits = DecodeLimits::default();
+        for (version, readable) in [
+            (CB_FORMAT_VERSION_MIN - 1, false),
+            (CB_FORMAT_VERSION_MAX, true),
+            (CB_FORMAT_VERSION_MAX + 1, false),
+        ] {
+            frame[2] = version;
+            let r = compressed_bloom::inspect(&frame, &limits);
+            let unsupported = matches!(r, Err(DecodeError::UnsupportedVersion { .. }));
+            assert_eq!(!unsupported, readable, "version {version}: {r:?}");
+        }
+    }
 }
