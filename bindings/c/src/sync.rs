@@ -293,9 +293,10 @@ pub struct cb_publisher {
     pending: Option<Update>,
 }
 
-/// Makes a publisher into `*out` of a copy of `filter` (any kind but
-/// sparse and ribbon, which take no keys), with `options` (optional: NULL
-/// for `cb_publisher_options_default`).
+/// Makes a publisher into `*out` of a copy of `filter`, with `options`
+/// (optional: NULL for `cb_publisher_options_default`). Any kind: sparse
+/// and ribbon filters take no keys once built, so their publisher only
+/// sends the filter it was given.
 ///
 /// # Safety
 /// `filter` is NULL or a live handle; `options` is NULL or readable; `out`
