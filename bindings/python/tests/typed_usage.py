@@ -31,6 +31,25 @@ def main() -> None:
         sub.receive(u.frame)
     except cb.StaleError as e:
         assert e.held == (1, 2, 0)
+    secret, public = cb.generate_key()
+    signed: bytes = cb.sign(frame, secret)
+    signer = cb.verify(signed, [public]).signer
+    assert signer == public[:8] and cb.public_key(secret) == public
+    spub = cb.Publisher(h, signing_key=secret)
+    spub.set_signing_key(bytearray(secret))
+    ssub = cb.Subscriber(verifying_keys=[public])
+    ssub.verifying_keys = [public, cb.generate_key()[1]]
+    keys: list[bytes] = ssub.verifying_keys
+    assert len(keys) == 2 and spub.public_key == public
+    try:
+        ssub.receive(frame)
+    except cb.SignatureError as e:
+        assert isinstance(e, cb.UnsignedError)
+    try:
+        cb.verify(cb.sign(frame, cb.generate_key()[0]), [public])
+    except cb.UnknownKeyError as e:
+        key_id: bytes = e.key_id
+        assert len(key_id) == 8
 
 
 if __name__ == "__main__":
