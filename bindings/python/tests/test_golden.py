@@ -30,11 +30,12 @@ def bits_of(positions: list[int], m: int) -> bytes:
 
 
 def test_every_vector_is_covered():
-    """Each frame in tests/vectors is named by one of the lists read below."""
+    """Each frame in tests/vectors is named by one of the lists read below (the
+    signed ones in test_signed.py)."""
     listed = set()
     for name in ["golden.txt", "golden_delta.txt", "golden_edges.txt", "golden_counting.txt",
                  "golden_ribbon.txt", "golden_static.txt", "golden_static_rule.txt",
-                 "golden_v3.txt"]:
+                 "golden_v3.txt", "golden_signed.txt"]:
         listed |= {row[0] for row in table(name)}
     listed |= {"v3_scalable", "v3_scalable_base", "v3_scalable_delta", "v3_squid"}
     frames = {p.stem for p in VECTORS.glob("*.cbf")}
