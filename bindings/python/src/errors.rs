@@ -48,8 +48,9 @@ pub(crate) fn id_tuple(id: UpdateId) -> (u64, u64, u64) {
 
 /// A frame the crate refused, as `DecodeError` or the subclass that names
 /// the refusal: `LimitError` for a limit, `WrongKindError` for a frame of
-/// another kind, `WrongBaseError` for a delta made from another filter.
-/// `offset` is the byte the crate names, where it names one.
+/// another kind, `WrongBaseError` for a delta made from another filter, a
+/// `SignatureError` for a frame `verify` refused. `offset` is the byte the
+/// crate names, where it names one.
 pub(crate) fn decode_error(py: Python<'_>, e: DecodeError) -> PyErr {
     use DecodeError as D;
     let msg = e.to_string();

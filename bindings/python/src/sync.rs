@@ -433,8 +433,9 @@ impl PySubscriber {
 
     /// Takes the next frame (``bytes``, ``bytearray`` or ``memoryview``):
     /// returns ``"full"`` or ``"delta"``, what it applied. Raises a
-    /// ``SyncError`` subclass for a frame out of order, ``DecodeError`` for
-    /// an invalid one; the held filter is then unchanged.
+    /// ``SyncError`` subclass for a frame out of order or (with
+    /// ``verifying_keys``) not signed by one of them, ``DecodeError`` for an
+    /// invalid one; the held filter is then unchanged.
     fn receive(&mut self, py: Python<'_>, frame: &Bound<'_, PyAny>) -> PyResult<&'static str> {
         let before = HeldBefore {
             any: each_sub!(&self.inner, s => s.filter().is_some()),

@@ -11,7 +11,7 @@ import subprocess
 import compressed_bloom as cb
 import pytest
 
-from conftest import VECTORS, keys, vector
+from conftest import VECTORS, keys, table, vector
 
 # Fixed test keys (secrets anyone can read: for tests only).
 SECRET_A = bytes(range(32))
@@ -281,9 +281,7 @@ def test_cli_signed_frame_verified_by_python(cbloom, tmp_path: pathlib.Path):
 def test_golden_signed_vectors():
     public = cb.public_key(SECRET_A)
     full, delta = vector("signed_full.cbf"), vector("signed_delta.cbf")
-    sizes = {name: int(n) for name, n in
-             (line.split() for line in (VECTORS / "golden_signed.txt").read_text().splitlines()
-              if line and not line.startswith("#"))}
+    sizes = {name: int(n) for name, n in table("golden_signed.txt")}
     assert sizes == {"signed_full": len(full), "signed_delta": len(delta)}
     info = cb.verify(full, [public])
     assert (info.signer, info.identity, info.is_delta) == (public[:8], (1, 2, 3), False)
