@@ -274,8 +274,20 @@ impl<F: Kind> Publisher<F> {
         Some(Update {
             kind: UpdateKind::Full,
             id,
-            frame: last.encode_frame(self.coding, Some(id)),
+            frame: self.signed(last.encode_frame(self.coding, Some(id))),
         })
+    }
+
+    /// `frame`, signed with the publisher's key if it has one. Our own
+    /// frame is one whole frame, so signing it cannot fail; were it to,
+    /// the frame would go unsigned, and a subscriber that takes only
+    /// signed frames would refuse it (never a state the publisher did not
+    /// have).
+    fn signed(&self, frame: Vec<u8>) -> Vec<u8> {
+        match &self.signing_key {
+            Some(key) => crate::format::sign_frame(&frame, key).unwrap_or(frame),
+            None => frame,
+        }
     }
 
     /// The frame for the current state: the smaller of a delta against the
@@ -309,15 +321,7 @@ impl<F: Kind> Publisher<F> {
                 }
             }
         };
-        if let Some(key) = &self.signing_key {
-            // Our own frame is one whole frame, so signing it cannot fail;
-            // were it to, the frame would go unsigned, and a subscriber
-            // that takes only signed frames would refuse it (never a
-            // state the publisher did not have).
-            if let Ok(signed) = crate::format::sign_frame(&update.frame, key) {
-                update.frame = signed;
-            }
-        }
+        update.frame = self.signed(core::mem::take(&mut update.frame));
         // Sequence numbers run out after 2^64 updates: move to the next
         // epoch, whose first update (seq 0) is always a full frame.
         self.next = match id.seq.checked_add(1) {

@@ -80,6 +80,8 @@ echo "fuzz seeds: $(ls "$c/payload_behind_header" | wc -l) payloads, $(ls "$c/su
 # as large as a payload can make it (2 bytes a shard): the decoder holds
 # one 24-byte record per shard, within the 16 bytes per payload byte the
 # limits count.
+mkdir -p "$c/signed_frames"
+cp tests/vectors/*.cbf "$c/signed_frames/"
 mkdir -p "$c/ribbon_decode"
 python3 - "$c/ribbon_decode/seed_0" <<'PY'
 import struct, sys

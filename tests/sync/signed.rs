@@ -266,3 +266,22 @@ fn crc32c(data: &[u8]) -> u32 {
     }
     !crc
 }
+
+#[test]
+fn the_full_frame_a_gap_asks_for_is_signed_too() {
+    // A subscriber that missed an update asks for the last version whole
+    // (Publisher::full_frame): with keys, it must be able to take it.
+    let k = key(1);
+    let mut p = publisher(Some(k.clone()));
+    let mut s = Subscriber::<BloomFilter>::default().verifying_keys([k.verifying_key()]);
+    s.receive(&p.publish().frame).unwrap();
+    p.filter_mut().unwrap().insert(b"missed");
+    let _missed = p.publish();
+    p.filter_mut().unwrap().insert(b"after the gap");
+    let next = p.publish();
+    assert!(matches!(s.receive(&next.frame), Err(SyncError::NeedFull { .. })));
+    let full = p.full_frame().unwrap();
+    s.receive(&full.frame).unwrap();
+    assert_eq!(s.version(), Some(next.id));
+    assert!(s.filter().unwrap().contains(b"after the gap"));
+}

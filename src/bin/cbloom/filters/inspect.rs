@@ -91,9 +91,6 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
     } else {
         outln!("ones             {ones} (fill {fill:.4})");
     }
-    if let Some(id) = h.signer {
-        outln!("signed by key    {}", crate::sign_cmd::hex(&id));
-    }
     outln!("frame bytes      {}", data.len());
     outln!("payload bytes    {}", h.payload_len);
     if let Some(id) = h.signer {
@@ -242,6 +239,9 @@ pub(crate) fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
                     h.n
                 );
             }
+            if let Some(id) = h.signer {
+                outln!("signed by key    {}", crate::sign_cmd::hex(&id));
+            }
             outln!("frame bytes      {}", data.len());
             outln!(
                 "digests          base {:016x}, result {:016x}",
@@ -302,6 +302,9 @@ pub(crate) fn inspect_delta(a: &InspectArgs, data: &[u8]) -> CliResult {
                 p.coded_bytes
             );
         }
+    }
+    if let Some(id) = h.signer {
+        outln!("signed by key    {}", crate::sign_cmd::hex(&id));
     }
     outln!("frame bytes      {}", data.len());
     outln!("coded bytes      {coded}");
