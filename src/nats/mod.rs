@@ -35,10 +35,28 @@
 //!
 //! # Faults
 //!
-//! A subscriber never applies a frame out of order and never holds a state
-//! the publisher did not have: every frame goes through
-//! [`Subscriber::receive`](crate::sync::Subscriber::receive), which leaves
-//! the state unchanged on any error. Around it, [`NatsSubscriber`] re-fetches
+//! A subscriber never applies a frame out of order, and every frame goes
+//! through [`Subscriber::receive`](crate::sync::Subscriber::receive), which
+//! leaves the state unchanged on any error. That it never holds a state the
+//! publisher did not have rests on who can put frames on the subjects:
+//!
+//! - A subscriber given the publisher's verifying keys
+//!   ([`Subscriber::verifying_keys`](crate::sync::Subscriber::verifying_keys);
+//!   the publisher signs with
+//!   [`PublisherOptions::signing_key`](crate::sync::PublisherOptions::signing_key))
+//!   takes only frames the publisher signed, whatever the broker lets
+//!   through: forged frames are skipped as
+//!   [`SyncError::Unsigned`](crate::sync::SyncError::Unsigned) or
+//!   [`SyncError::UnknownKey`](crate::sync::SyncError::UnknownKey). What is
+//!   left to someone who may publish on the subjects is denial: replaying
+//!   old signed frames (refused as stale) or filling the stream.
+//! - Without keys it trusts everyone who may publish there: CRCs and
+//!   digests catch accidents, not forgeries. A forged full frame at a
+//!   later version replaces the filter, a forged delta that claims the next
+//!   version moves it, and a frame at the last version there is pins it,
+//!   so that the publisher's real frames are refused as stale. Only the
+//!   broker's permissions keep others out: docs/fleet-permissions.conf lets
+//!   the publisher's user alone publish on the subjects. Around it, [`NatsSubscriber`] re-fetches
 //! the full frame after a gap (with bounded backoff), reconnects after a
 //! dropped connection or a restarted server, and resynchronises after the
 //! stream was purged or deleted; each step is reported as an [`Event`].
