@@ -424,6 +424,9 @@ pub struct Subscriber<F: Kind = BloomFilter> {
     limits: DecodeLimits,
     /// The keys a frame must be signed by; empty takes unsigned frames.
     keys: Vec<VerifyingKey>,
+    /// The stream given to [`Subscriber::following`], kept by
+    /// [`Subscriber::reset`].
+    follow: Option<u64>,
 }
 
 /// A subscriber under the default limits.
@@ -466,6 +469,7 @@ impl<F: Kind> Subscriber<F> {
             stream: None,
             limits,
             keys: Vec::new(),
+            follow: None,
         }
     }
 
@@ -481,7 +485,19 @@ impl<F: Kind> Subscriber<F> {
             stream: Some(stream),
             limits,
             keys: Vec::new(),
+            follow: Some(stream),
         }
+    }
+
+    /// Forgets the filter and version held, keeping the limits, the keys
+    /// and the stream given to [`Subscriber::following`]: the next full
+    /// frame is taken whatever its version. For a receiver that finds it
+    /// holds a version its publisher does not send (a publisher restarted
+    /// at an older epoch, or a forged frame taken without verifying keys),
+    /// which makes every real frame stale.
+    pub fn reset(&mut self) {
+        self.held = None;
+        self.stream = self.follow;
     }
 
     /// This subscriber, taking only frames signed by one of `keys`: an

@@ -38,6 +38,15 @@ pub struct NatsConfig {
     /// stream if it is gone) before it gives up with
     /// [`NatsError::Publish`].
     pub publish_attempts: u32,
+    /// How long every frame may be refused as stale before a subscriber
+    /// suspects its own version: a frame at a version no real publisher
+    /// reaches (forged by someone who may publish on the subjects, when
+    /// the subscriber has no verifying keys), or a publisher restarted at
+    /// an older epoch (a clock that stepped back), makes the publisher's
+    /// real frames stale for good. After this long, if the full-frame
+    /// subject also holds a frame refused as stale, the subscriber drops
+    /// what it holds for that frame ([`Event::Unpinned`](super::Event::Unpinned)).
+    pub stale_timeout: Duration,
 }
 
 /// Checks one part of a subject: the characters NATS gives a meaning to
@@ -71,7 +80,8 @@ impl NatsConfig {
     ///
     /// Defaults: 1024 updates of history, a full frame at least every 10 s,
     /// backoff from 100 ms to 5 s, a probe after 2 s without updates, 5
-    /// publish attempts.
+    /// publish attempts, 30 s of stale frames before a pinned version is
+    /// suspected.
     ///
     /// # Errors
     /// [`NatsError::InvalidName`] for a name that cannot form the subjects.
@@ -87,6 +97,7 @@ impl NatsConfig {
             max_backoff: Duration::from_secs(5),
             probe_interval: Duration::from_secs(2),
             publish_attempts: 5,
+            stale_timeout: Duration::from_secs(30),
         })
     }
 

@@ -54,9 +54,13 @@
 //!   digests catch accidents, not forgeries. A forged full frame at a
 //!   later version replaces the filter, a forged delta that claims the next
 //!   version moves it, and a frame at the last version there is pins it,
-//!   so that the publisher's real frames are refused as stale. Only the
-//!   broker's permissions keep others out: docs/fleet-permissions.conf lets
-//!   the publisher's user alone publish on the subjects. Around it, [`NatsSubscriber`] re-fetches
+//!   so that the publisher's real frames are refused as stale. A
+//!   [`NatsSubscriber`] does not stay pinned: once every frame has been
+//!   stale for [`NatsConfig::stale_timeout`] and the full-frame subject's
+//!   is too, it drops what it holds for that frame
+//!   ([`Event::Unpinned`]), until the next forgery. Only the broker's
+//!   permissions keep others out: docs/fleet-permissions.conf lets the
+//!   publisher's user alone publish on the subjects. Around it, [`NatsSubscriber`] re-fetches
 //! the full frame after a gap (with bounded backoff), reconnects after a
 //! dropped connection or a restarted server, and resynchronises after the
 //! stream was purged or deleted; each step is reported as an [`Event`].

@@ -97,6 +97,19 @@ pub enum Event {
     /// subscriber last saw it: its history and sequence numbers restarted,
     /// so the subscriber resynchronises from the next full frame.
     StreamReplaced,
+    /// Every frame was refused as stale for
+    /// [`NatsConfig::stale_timeout`], and so was the full-frame subject's:
+    /// the version held was one the publisher does not send (a forged
+    /// frame at a late version, or a publisher restarted at an older
+    /// epoch). The subscriber dropped it and took that full frame.
+    Unpinned {
+        /// The version it held, refused as stale by nothing it received.
+        previous: Option<UpdateId>,
+        /// The version now held.
+        version: Option<UpdateId>,
+        /// The full frame's JetStream stream sequence.
+        stream_sequence: u64,
+    },
 }
 
 /// Why a subscriber waits.
@@ -145,6 +158,8 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     /// The stream's creation time, to notice a replaced stream.
     created: Option<i128>,
     pending: VecDeque<Event>,
+    /// Since when every frame has been refused as stale, if they are.
+    stale_since: Option<Instant>,
 }
 
 impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
@@ -197,6 +212,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
             backoff: Duration::ZERO,
             last_activity: Instant::now(),
             resume_at: None,
+            stale_since: None,
             created: None,
             pending: VecDeque::new(),
         }
@@ -428,6 +444,35 @@ impl<F: SharedKind> NatsSubscriber<F> {
                     self.messages = None;
                 }
             }
+            Err(SyncError::Stale { .. }) if self.pinned() => {
+                // Frames have been stale for stale_timeout and the latest
+                // full frame is too: what is held is not the publisher's
+                // line. Take that frame instead, or keep the state if it
+                // cannot be taken.
+                let saved = self.sub.clone();
+                self.sub.reset();
+                if let Err(reason) = self.sub.receive(&msg.payload) {
+                    self.sub = saved;
+                    self.pending.push_back(Event::Skipped {
+                        stream_sequence: msg.sequence,
+                        from_full_subject: true,
+                        reason,
+                    });
+                    self.full_later(WaitReason::NoNewerFullFrame);
+                    return Ok(());
+                }
+                self.need_full = false;
+                self.stale_since = None;
+                self.backoff = Duration::ZERO;
+                self.share();
+                self.pending.push_back(Event::Unpinned {
+                    previous,
+                    version: self.sub.version(),
+                    stream_sequence: msg.sequence,
+                });
+                self.next_seq = msg.sequence.saturating_add(1);
+                self.messages = None;
+            }
             Err(reason) => {
                 let stale = matches!(reason, SyncError::Stale { .. });
                 self.pending.push_back(Event::Skipped {
@@ -453,6 +498,13 @@ impl<F: SharedKind> NatsSubscriber<F> {
         Ok(())
     }
 
+    /// Whether every frame has been refused as stale for the configured
+    /// `stale_timeout`.
+    fn pinned(&self) -> bool {
+        self.stale_since
+            .is_some_and(|t| t.elapsed() >= self.config.stale_timeout)
+    }
+
     /// Feeds one message of the update subject to the subscriber.
     fn take(&mut self, msg: jetstream::Message) {
         let stream_sequence = msg.info().map_or(0, |i| i.stream_sequence);
@@ -462,6 +514,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
         let frame = &msg.message.payload;
         match self.sub.receive(frame) {
             Ok(kind) => {
+                self.stale_since = None;
                 if kind == UpdateKind::Full {
                     self.need_full = false;
                 }
@@ -478,6 +531,15 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 if matches!(reason, SyncError::NeedFull { .. }) && !self.need_full {
                     self.need_full = true;
                     self.full_check_at = Instant::now();
+                }
+                if matches!(reason, SyncError::Stale { .. }) {
+                    self.stale_since.get_or_insert_with(Instant::now);
+                    if self.pinned() && !self.need_full {
+                        // Look at the full-frame subject: if it is stale
+                        // too, the held version is not the publisher's.
+                        self.need_full = true;
+                        self.full_check_at = Instant::now();
+                    }
                 }
                 self.pending.push_back(Event::Skipped {
                     stream_sequence,

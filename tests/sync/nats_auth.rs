@@ -346,3 +346,62 @@ async fn signed_frames_hold_on_a_broker_that_lets_anyone_publish() {
         .await
         .expect("test timed out");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_without_keys_recovers_from_a_pinning_frame() {
+    // Without keys a forged frame at the last version there is is taken,
+    // and every real frame after it is stale. After stale_timeout of that,
+    // with the full-frame subject stale too, the subscriber drops the
+    // pinned version for the publisher's full frame.
+    let server = Server::start(false);
+    let body = async {
+        let mut cfg = config();
+        cfg.stale_timeout = Duration::from_secs(1);
+        let c = server.client(None).await;
+        let mut np = NatsPublisher::new(c.clone(), cfg.clone()).await.unwrap();
+        let mut p = publisher(None);
+        let mut sub = run(NatsSubscriber::new(
+            c.clone(),
+            cfg.clone(),
+            Subscriber::following(STREAM, DecodeLimits::default()),
+        ));
+        let mut last = np.publish(&mut p).await.unwrap().id;
+        sub.reaches(last, &p.current()).await;
+
+        let pin = UpdateId {
+            epoch: u64::MAX,
+            seq: u64::MAX,
+            ..last
+        };
+        let js = async_nats::jetstream::new(c.clone());
+        let forged = encode_with_identity(&BloomFilter::new(P).unwrap(), pin);
+        js.publish(cfg.update_subject(), forged.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        let pinned = matches!(
+            timeout(WAIT, sub.state.wait_for(|s| s.version == Some(pin))).await,
+            Ok(Ok(_))
+        );
+        assert!(pinned, "the forged frame was not taken");
+
+        // The publisher goes on (a full frame every 8 updates); its frames
+        // are stale to the pinned subscriber until it unpins.
+        for i in 0..24u64 {
+            p.insert(&(30_000 + i).to_le_bytes());
+            last = np.publish(&mut p).await.unwrap().id;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        sub.reaches(last, &p.current()).await;
+        let events = sub.drain();
+        let unpinned = events.iter().find_map(|e| match e {
+            Event::Unpinned { previous, .. } => Some(*previous),
+            _ => None,
+        });
+        assert_eq!(unpinned, Some(Some(pin)), "{events:#?}");
+    };
+    timeout(Duration::from_secs(300), body)
+        .await
+        .expect("test timed out");
+}
