@@ -131,13 +131,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
 /// 0.01` makes for `keys` keys (the smallest coded frame within 3%, for
 /// the least memory), not the uncompressed optimum k = 7.
 fn plan_params(keys: u64) -> Result<FilterParams, String> {
-    use compressed_bloom::plan::receiver::{default_plan, PlanKind, Target};
+    use compressed_bloom::plan::receiver::{default_plan, Target};
+    use compressed_bloom::FilterKind;
     let seed = 0x5eed;
     let cons = compressed_bloom::plan::Constraints {
         seed,
         ..Default::default()
     };
-    let d = default_plan(&[PlanKind::Standard], keys, Target::Fpr(0.01), &cons)
+    let d = default_plan(&[FilterKind::Standard], keys, Target::Fpr(0.01), &cons)
         .map_err(|e| format!("no plan for {keys} keys at f = 0.01: {e}"))?;
     Ok(FilterParams::new(d.plan.m, d.plan.k, seed))
 }

@@ -33,7 +33,10 @@ internal! {
     pub use kinds::{plan_scalable, plan_scalable_for_size};
 }
 internal_modules!(receiver);
-pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, PlanKind, Target};
+pub use receiver::{default_plan, plan_for_receiver, DefaultPlan, Target};
+internal! {
+    pub use receiver::PlanKind;
+}
 mod recommend;
 pub use recommend::{for_kind, recommend, Choice, Needs};
 internal! {

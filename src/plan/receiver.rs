@@ -21,12 +21,15 @@
 //! sparse it carries the same frame in memory close to the frame's size.
 
 use super::{kinds, plan_for_fpr, plan_for_size, Constraints, Plan, PlanError};
+use crate::format::FilterKind;
 
 /// The frame (or, under a budget, the rate) a default plan may give up
 /// against the smallest-frame plan: 3%.
 pub const DEFAULT_SLACK: f64 = 0.03;
 
-/// A filter kind the receiver planner chooses between.
+internal! {
+/// The planner's models: the kinds whose size follows from m, k and the
+/// fill (the public functions take a [`FilterKind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanKind {
@@ -38,6 +41,45 @@ pub enum PlanKind {
     Counting,
     /// Sorted positions of the one bits.
     Sparse,
+}
+}
+
+impl PlanKind {
+    /// Each model and the wire kind it plans.
+    const ALL: [(PlanKind, FilterKind); 4] = [
+        (PlanKind::Standard, FilterKind::Standard),
+        (PlanKind::Partitioned, FilterKind::Partitioned),
+        (PlanKind::Counting, FilterKind::Counting),
+        (PlanKind::Sparse, FilterKind::Sparse),
+    ];
+
+    /// The model of `kind`, or [`PlanError::Build`] for a kind these
+    /// planners have none for (scalable and ribbon have their own,
+    /// through [`for_kind`](super::for_kind)).
+    pub fn of(kind: FilterKind) -> Result<PlanKind, PlanError> {
+        PlanKind::ALL
+            .iter()
+            .find(|(_, k)| *k == kind)
+            .map(|(p, _)| *p)
+            .ok_or_else(|| PlanError::Build {
+                kind,
+                reason: "the receiver planner has bit-array models only (standard, partitioned, counting, sparse)".into(),
+            })
+    }
+
+    /// The wire kind this model plans.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for the CLI
+    pub fn filter_kind(self) -> FilterKind {
+        PlanKind::ALL
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or(FilterKind::Standard, |(_, k)| *k)
+    }
+}
+
+/// The models of `kinds`.
+fn models(kinds: &[FilterKind]) -> Result<Vec<PlanKind>, PlanError> {
+    kinds.iter().map(|&k| PlanKind::of(k)).collect()
 }
 
 /// What to plan for: a frame budget in bytes or a false-positive target.
@@ -333,17 +375,31 @@ fn least_memory(
 ///
 /// # Examples
 /// ```
-/// use compressed_bloom::plan::receiver::{plan_for_receiver, receiver_bytes, PlanKind, Target};
-/// use compressed_bloom::plan::{plan_for_fpr, Constraints};
+/// use compressed_bloom::plan::{plan_for_fpr, plan_for_receiver, Constraints, Target};
+/// use compressed_bloom::FilterKind;
 /// let cons = Constraints::default();
 /// let wire = plan_for_fpr(1_000_000, 0.001, &cons)?;
 /// let (kind, p) = plan_for_receiver(
-///     &[PlanKind::Standard, PlanKind::Sparse], 1_000_000, Target::Fpr(0.001), 0.03, &cons)?;
+///     &[FilterKind::Standard, FilterKind::Sparse], 1_000_000, Target::Fpr(0.001), 0.03, &cons)?;
 /// assert!(p.expected_bytes <= wire.expected_bytes * 1.03);
-/// assert!(receiver_bytes(kind, &p) < wire.m as f64 / 8.0 / 10.0);
+/// // The smallest frame is sparse here: its positions take far less
+/// // memory than its m bits.
+/// assert_eq!(kind, FilterKind::Sparse);
 /// # Ok::<(), compressed_bloom::plan::PlanError>(())
 /// ```
 pub fn plan_for_receiver(
+    kinds: &[FilterKind],
+    n: u64,
+    target: Target,
+    slack: f64,
+    cons: &Constraints,
+) -> Result<(FilterKind, Plan), PlanError> {
+    let (kind, plan) = receiver_plan(&models(kinds)?, n, target, slack, cons)?;
+    Ok((kind.filter_kind(), plan))
+}
+
+/// [`plan_for_receiver`] over the planner's models.
+fn receiver_plan(
     kinds: &[PlanKind],
     n: u64,
     target: Target,
@@ -410,7 +466,7 @@ pub const DEFAULT_MEMORY_FLOOR: f64 = 1048576.0;
 #[derive(Clone, Debug, PartialEq)]
 pub struct DefaultPlan {
     /// The kind chosen.
-    pub kind: PlanKind,
+    pub kind: FilterKind,
     /// The plan.
     pub plan: Plan,
     /// The smallest-frame plan of the first kind asked for, uncapped.
@@ -428,11 +484,12 @@ pub struct DefaultPlan {
 /// # Errors
 /// Invalid arguments, or no kind can be planned.
 pub fn default_plan(
-    kinds: &[PlanKind],
+    kinds: &[FilterKind],
     n: u64,
     target: Target,
     cons: &Constraints,
 ) -> Result<DefaultPlan, PlanError> {
+    let kinds = &models(kinds)?[..];
     let first = *kinds.first().ok_or_else(|| PlanError::Infeasible {
         reason: "no filter kind to plan".into(),
     })?;
@@ -441,20 +498,20 @@ pub fn default_plan(
         receiver_bytes(kind, p)
             <= (DEFAULT_MEMORY_RATIO * p.expected_bytes).max(DEFAULT_MEMORY_FLOOR)
     };
-    let (kind, plan) = plan_for_receiver(&kinds[..1], n, target, DEFAULT_SLACK, cons)?;
+    let (kind, plan) = receiver_plan(&kinds[..1], n, target, DEFAULT_SLACK, cons)?;
     if fits(kind, &plan) {
         return Ok(DefaultPlan {
-            kind,
+            kind: kind.filter_kind(),
             plan,
             wire,
             over_slack: false,
         });
     }
     if kinds.len() > 1 {
-        let (kind, plan) = plan_for_receiver(kinds, n, target, DEFAULT_SLACK, cons)?;
+        let (kind, plan) = receiver_plan(kinds, n, target, DEFAULT_SLACK, cons)?;
         if fits(kind, &plan) {
             return Ok(DefaultPlan {
-                kind,
+                kind: kind.filter_kind(),
                 plan,
                 wire,
                 over_slack: false,
@@ -473,13 +530,13 @@ pub fn default_plan(
     };
     match plan_kind(first, n, target, &capped) {
         Ok(p) => Ok(DefaultPlan {
-            kind: first,
+            kind: first.filter_kind(),
             plan: p,
             wire,
             over_slack: true,
         }),
         Err(_) => Ok(DefaultPlan {
-            kind,
+            kind: kind.filter_kind(),
             plan,
             wire,
             over_slack: false,

@@ -208,14 +208,6 @@ pub fn recommend(
     }
 }
 
-/// The kinds planned with the bit-array model, and the model's name for each.
-const BLOOM_MODELS: [(FilterKind, PlanKind); 4] = [
-    (FilterKind::Standard, PlanKind::Standard),
-    (FilterKind::Partitioned, PlanKind::Partitioned),
-    (FilterKind::Counting, PlanKind::Counting),
-    (FilterKind::Sparse, PlanKind::Sparse),
-];
-
 /// The plan for `n` keys in a filter of `kind` that meets `target`, as a
 /// [`Choice`] that builds the filter ([`Choice::build`],
 /// [`Choice::empty`]). Every kind is planned by its own planner:
@@ -256,14 +248,10 @@ pub fn for_kind(
     let bloom = |k: PlanKind| plan_kind(k, n, target, cons);
     let mut policy = None;
     // The kinds the planner has a model for: the bit arrays through their
-    // shared model, then scalable and ribbon. A kind without one is refused
-    // (a table, not a match, so that a new kind needs no arm here until it
-    // has a model).
-    let plan = if let Some(k) = BLOOM_MODELS
-        .iter()
-        .find(|(f, _)| *f == kind)
-        .map(|(_, k)| *k)
-    {
+    // shared model (PlanKind's table), then scalable and ribbon. A kind
+    // without one is refused (a table, not a match, so that a new kind
+    // needs no arm here until it has a model).
+    let plan = if let Ok(k) = PlanKind::of(kind) {
         bloom(k)
     } else if kind == FilterKind::Scalable {
         let capacity = SCALABLE_INITIAL_CAPACITY;

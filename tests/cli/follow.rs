@@ -12,7 +12,7 @@ use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::ribbon::RibbonFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
-use compressed_bloom::plan::{default_plan, Constraints, PlanKind, Target};
+use compressed_bloom::plan::{default_plan, Constraints, Target};
 use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
     decode_any, decode_as, AnyFilter, BloomFilter, CountingBloomFilter, DecodeLimits, FilterKind,
@@ -65,16 +65,16 @@ fn read_by_default(frame: &[u8], what: &str) -> AnyFilter {
 /// default plan, seed 0; the scalable kind from its default policy
 /// (first layer of 1,000 keys); the ribbon kind of no keys.
 fn empty_planned(kind: Option<&str>, n: u64) -> AnyFilter {
-    let plan = |kinds: &[PlanKind]| {
+    let plan = |kinds: &[FilterKind]| {
         let d = default_plan(kinds, n, Target::Fpr(FPR), &Constraints::default()).unwrap();
         (d.kind, FilterParams::new(d.plan.m, d.plan.k, 0))
     };
     let (kind, p) = match kind {
-        None => plan(&[PlanKind::Standard, PlanKind::Sparse]),
-        Some("standard") => plan(&[PlanKind::Standard]),
-        Some("counting") => plan(&[PlanKind::Counting]),
-        Some("partitioned") => plan(&[PlanKind::Partitioned]),
-        Some("sparse") => plan(&[PlanKind::Sparse]),
+        None => plan(&[FilterKind::Standard, FilterKind::Sparse]),
+        Some("standard") => plan(&[FilterKind::Standard]),
+        Some("counting") => plan(&[FilterKind::Counting]),
+        Some("partitioned") => plan(&[FilterKind::Partitioned]),
+        Some("sparse") => plan(&[FilterKind::Sparse]),
         Some("scalable") => {
             let f = ScalableBloomFilter::new(ScalablePolicy::new(1000, FPR), 0).unwrap();
             return AnyFilter::Scalable(f);
@@ -86,10 +86,10 @@ fn empty_planned(kind: Option<&str>, n: u64) -> AnyFilter {
         Some(other) => panic!("no kind {other}"),
     };
     match kind {
-        PlanKind::Standard => AnyFilter::Standard(BloomFilter::new(p).unwrap()),
-        PlanKind::Counting => AnyFilter::Counting(CountingBloomFilter::new(p).unwrap()),
-        PlanKind::Partitioned => AnyFilter::Partitioned(PartitionedBloomFilter::new(p).unwrap()),
-        PlanKind::Sparse => {
+        FilterKind::Standard => AnyFilter::Standard(BloomFilter::new(p).unwrap()),
+        FilterKind::Counting => AnyFilter::Counting(CountingBloomFilter::new(p).unwrap()),
+        FilterKind::Partitioned => AnyFilter::Partitioned(PartitionedBloomFilter::new(p).unwrap()),
+        FilterKind::Sparse => {
             AnyFilter::Sparse(SparseFilter::from_keys(p, Vec::<Vec<u8>>::new()).unwrap())
         }
         other => panic!("unexpected plan kind {other:?}"),

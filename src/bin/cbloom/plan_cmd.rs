@@ -480,20 +480,20 @@ fn tradeoff(a: &PlanArgs, wire: &Plan, cons: &Constraints) -> CliResult<Tradeoff
             .map(|p| (first, p))
             .collect()
     };
-    let d = receiver::default_plan(&asked, a.n, target, cons)?;
+    let (model, d) = crate::filters::default_plan(&asked, a.n, target, cons)?;
     if asked.contains(&PlanKind::Sparse) {
         if let Ok(p) = receiver::plan_kind(PlanKind::Sparse, a.n, target, cons) {
             rows.push((PlanKind::Sparse, p));
         }
     }
-    let note = crate::filters::memory_note(&asked, &d, target);
+    let note = crate::filters::memory_note(&asked, model, &d, target);
     let default = match rows
         .iter()
-        .position(|(k, p)| *k == d.kind && p.m == d.plan.m && p.k == d.plan.k)
+        .position(|(k, p)| *k == model && p.m == d.plan.m && p.k == d.plan.k)
     {
         Some(i) => i,
         None => {
-            rows.push((d.kind, d.plan));
+            rows.push((model, d.plan));
             rows.len() - 1
         }
     };

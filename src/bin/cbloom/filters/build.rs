@@ -93,10 +93,10 @@ impl SizeArgs {
             }
             (coding, None) => {
                 let asked = asked_kinds(kind, coding);
-                let d = receiver::default_plan(&asked, n, target, &cons)
-                    .map_err(|e| self.plan_error(e, n))?;
-                let note = memory_note(&asked, &d, target);
-                (KindArg::from_plan_kind(d.kind), d.plan, note)
+                let (model, d) =
+                    default_plan(&asked, n, target, &cons).map_err(|e| self.plan_error(e, n))?;
+                let note = memory_note(&asked, model, &d, target);
+                (KindArg::from_plan_kind(model), d.plan, note)
             }
         };
         let (kind, p, note) = planned;
@@ -173,18 +173,32 @@ pub(crate) fn asked_kinds(kind: Option<KindArg>, coding: Coding) -> Vec<PlanKind
 /// holds and gives up, and the flag that takes the other plan. Printed
 /// whenever the memory cap cost more than the slack, or saves more than
 /// half the memory.
+/// The library's default plan over the CLI's models, with the model of
+/// the kind it chose.
+pub(crate) fn default_plan(
+    asked: &[PlanKind],
+    n: u64,
+    target: Target,
+    cons: &Constraints,
+) -> Result<(PlanKind, receiver::DefaultPlan), compressed_bloom::plan::PlanError> {
+    let kinds: Vec<compressed_bloom::FilterKind> = asked.iter().map(|k| k.filter_kind()).collect();
+    let d = receiver::default_plan(&kinds, n, target, cons)?;
+    Ok((PlanKind::of(d.kind)?, d))
+}
+
 pub(crate) fn memory_note(
     asked: &[PlanKind],
+    model: PlanKind,
     d: &receiver::DefaultPlan,
     target: Target,
 ) -> Option<String> {
-    let held = receiver::receiver_bytes(d.kind, &d.plan);
+    let held = receiver::receiver_bytes(model, &d.plan);
     let wire_held = receiver::receiver_bytes(asked[0], &d.wire);
-    let differs = d.wire.m != d.plan.m || d.wire.k != d.plan.k || d.kind != asked[0];
+    let differs = d.wire.m != d.plan.m || d.wire.k != d.plan.k || model != asked[0];
     if !differs || !(d.over_slack || wire_held > 2.0 * held) {
         return None;
     }
-    let kind = KindArg::from_plan_kind(d.kind);
+    let kind = KindArg::from_plan_kind(model);
     let human = crate::plan_cmd::human_bytes;
     let fmt_fpr = crate::plan_cmd::fmt_fpr;
     let flag = format!("--max-bits-per-key {:.0}", d.wire.bits_per_key.ceil());
