@@ -279,7 +279,10 @@ fn the_full_frame_a_gap_asks_for_is_signed_too() {
     let _missed = p.publish();
     p.filter_mut().unwrap().insert(b"after the gap");
     let next = p.publish();
-    assert!(matches!(s.receive(&next.frame), Err(SyncError::NeedFull { .. })));
+    assert!(matches!(
+        s.receive(&next.frame),
+        Err(SyncError::NeedFull { .. })
+    ));
     let full = p.full_frame().unwrap();
     s.receive(&full.frame).unwrap();
     assert_eq!(s.version(), Some(next.id));
