@@ -50,7 +50,7 @@
 /**
  * The number of error codes: codes are 0 to `CB_ERROR_COUNT - 1`.
  */
-#define CB_ERROR_COUNT 20
+#define CB_ERROR_COUNT 23
 
 /**
  * The receiver takes deltas (`cb_plan_recommend`'s `needs`).
@@ -71,6 +71,27 @@
  * More keys arrive than planned for (a scalable filter).
  */
 #define CB_NEEDS_GROWTH 8
+
+/**
+ * Bytes of an Ed25519 secret key, and of a public key.
+ */
+#define CB_KEY_LEN 32
+
+/**
+ * Bytes of a key id: the first 8 bytes of the signer's public key, as a
+ * signed frame names its key (`cb_frame_info.signer`).
+ */
+#define CB_KEY_ID_LEN 8
+
+/**
+ * The most bytes signing adds to a frame: a buffer of the frame's length
+ * plus `CB_SIGN_OVERHEAD` always holds it signed. That is the 64-byte
+ * signature, the 10-byte metadata record that names the key (tag, length,
+ * key id), the metadata length's varint where the frame had no records,
+ * and the kind byte a version 1 or 2 frame gains as version 3. A frame
+ * already signed keeps its length.
+ */
+#define CB_SIGN_OVERHEAD 76
 
 /**
  * Squid's method id of GET, the method of almost every digest entry
@@ -177,6 +198,22 @@ typedef enum cb_error {
    * handles the call was given may hold any valid state: free them.
    */
   CB_ERROR_INTERNAL = 19,
+  /**
+   * Only signed frames are taken (`cb_verify_frame`, a subscriber with
+   * verifying keys), and this one is not signed.
+   */
+  CB_ERROR_UNSIGNED = 20,
+  /**
+   * The frame is signed by a key whose id matches none of the
+   * receiver's keys (the message names the id): not the publisher it
+   * trusts, or a new key it was not given yet.
+   */
+  CB_ERROR_UNKNOWN_KEY = 21,
+  /**
+   * The frame's signature does not verify with the key it names (the
+   * message names the id): it was altered after signing, or forged.
+   */
+  CB_ERROR_BAD_SIGNATURE = 22,
 } cb_error;
 
 /**
@@ -213,6 +250,20 @@ typedef enum cb_receive {
    * Refused: the frame is invalid (the error code says why).
    */
   CB_REFUSED_INVALID = 6,
+  /**
+   * Refused: the subscriber takes only signed frames
+   * (`cb_subscriber_set_verifying_keys`) and this one is not signed.
+   */
+  CB_REFUSED_UNSIGNED = 7,
+  /**
+   * Refused: the frame is signed by a key the subscriber does not hold.
+   */
+  CB_REFUSED_UNKNOWN_KEY = 8,
+  /**
+   * Refused: the frame's signature does not verify with the key it
+   * names (altered, or forged).
+   */
+  CB_REFUSED_BAD_SIGNATURE = 9,
 } cb_receive;
 
 /**
@@ -450,9 +501,21 @@ typedef struct cb_frame_info {
    */
   uint64_t header_len;
   /**
-   * The whole frame's length in bytes.
+   * The whole frame's length in bytes (a signed frame's signature
+   * included).
    */
   uint64_t frame_len;
+  /**
+   * Non-zero if the frame is signed (metadata tag 2): its signature
+   * follows the CRC. `cb_inspect` reports it without checking it;
+   * `cb_verify_frame` checks it.
+   */
+  uint8_t has_signer;
+  /**
+   * The signer's key id, if `has_signer`: the first `CB_KEY_ID_LEN`
+   * bytes of its public key (zeros otherwise).
+   */
+  uint8_t signer[8];
 } cb_frame_info;
 
 /**
@@ -659,6 +722,10 @@ enum cb_error cb_encode(const struct cb_filter *filter, uint32_t coding, const s
  * it with `cb_filter_apply_delta`). `cb_last_error_offset` gives the
  * byte of the frame the error is about.
  *
+ * A signed frame decodes as the same frame unsigned: its signature is
+ * not checked here. A receiver that takes only signed frames checks them
+ * first with `cb_verify_frame`, or uses a subscriber with verifying keys.
+ *
  * # Safety
  * `src` is NULL or `len` readable bytes; `limits` is NULL or readable;
  * `out` is NULL or writable.
@@ -728,7 +795,9 @@ enum cb_error cb_delta_encode(const struct cb_filter *old_filter, const struct c
  *
  * Errors: as `cb_decode`; `CB_ERROR_WRONG_FRAME_TYPE` for a full frame;
  * `CB_ERROR_WRONG_BASE` for a delta made from another filter (a missed
- * update: get a full frame); `CB_ERROR_WRONG_KIND`.
+ * update: get a full frame); `CB_ERROR_WRONG_KIND`. A signed delta is
+ * applied as the unsigned one (its signature is not checked here: see
+ * `cb_verify_frame`).
  *
  * # Safety
  * `filter` is NULL or a live handle; `src` is NULL or `len` readable
@@ -952,6 +1021,75 @@ enum cb_error cb_plan_recommend(uint64_t n, double fpr, uint64_t budget_bytes, u
 enum cb_error cb_filter_from_plan(const struct cb_plan *plan, const uint8_t *const *keys, const size_t *key_lens, size_t count, struct cb_filter **out_filter);
 
 /**
+ * Writes the public key of the secret key `secret` (`CB_KEY_LEN` bytes)
+ * into `public_out` (`CB_KEY_LEN` bytes): what receivers give
+ * `cb_verify_frame` and `cb_subscriber_set_verifying_keys`. Its first
+ * `CB_KEY_ID_LEN` bytes are the key id that frames signed with `secret`
+ * carry.
+ *
+ * Keys are the caller's to make: a secret key is `CB_KEY_LEN` bytes from
+ * the operating system's random source (`getrandom(2)` or
+ * `/dev/urandom`; `BCryptGenRandom` on Windows), never from `rand()` or
+ * a clock. Every 32-byte string is a valid secret key.
+ *
+ * # Safety
+ * `secret` is NULL or `CB_KEY_LEN` readable bytes; `public_out` is NULL
+ * or `CB_KEY_LEN` writable bytes.
+ */
+enum cb_error cb_public_key(const uint8_t *secret, uint8_t *public_out);
+
+/**
+ * Signs one whole frame (`len` bytes at `frame`, full or delta, of any
+ * kind) with the secret key `secret` (`CB_KEY_LEN` bytes), into `dst`
+ * (`capacity` bytes), and sets `*written` to the signed frame's length.
+ * The signed frame is the same frame as version 3 with the key's id in
+ * its header and the Ed25519 signature (RFC 8032, deterministic: the
+ * same frame and key give the same bytes) after its CRC. Every decoder
+ * of this library reads it as the unsigned frame; `cb_verify_frame` and
+ * a subscriber with keys check the signature. A frame already signed is
+ * signed anew.
+ *
+ * The signed frame is at most `len + CB_SIGN_OVERHEAD` bytes.
+ *
+ * Errors: `CB_ERROR_DST_TOO_SMALL` (then `*written` is the length needed
+ * and nothing is written); any decode error of `frame`, which must be one
+ * whole valid frame (checked without limits: it is the caller's own).
+ *
+ * # Safety
+ * `frame` is NULL or `len` readable bytes; `secret` is NULL or
+ * `CB_KEY_LEN` readable bytes; `dst` is NULL or `capacity` writable
+ * bytes that do not overlap `frame`; `written` is NULL or writable.
+ */
+enum cb_error cb_sign_frame(const uint8_t *frame, size_t len, const uint8_t *secret, uint8_t *dst, size_t capacity, size_t *written);
+
+/**
+ * Checks that `frame` (`len` bytes, one whole frame) is signed by one of
+ * `keys`: `key_count` public keys of `CB_KEY_LEN` bytes each, back to
+ * back (`uint8_t keys[N][CB_KEY_LEN]` passed as `&keys[0][0]`; NULL when
+ * `key_count` is 0). First come the checks every decoder makes (header,
+ * `limits`, length, CRC), then the signature: the frame must name a key
+ * (metadata tag 2), one of `keys` must have that id, and the signature
+ * must verify with it (RFC 8032, strictly: no small-order keys, `S`
+ * below the group order). No payload byte is decoded. On success fills
+ * `*info` as `cb_inspect` does, `has_signer` set.
+ *
+ * `limits` is optional (NULL: `cb_limits_default`); `info` is optional
+ * (NULL: not filled).
+ *
+ * Errors: `CB_ERROR_UNSIGNED` (the frame is not signed),
+ * `CB_ERROR_UNKNOWN_KEY` (signed by a key not among `keys`),
+ * `CB_ERROR_BAD_SIGNATURE` (altered after signing, or forged); the
+ * message names the key id. `CB_ERROR_INVALID_ARGUMENT` for a key that
+ * is not an Ed25519 public key; any decode error of the frame.
+ *
+ * # Safety
+ * `frame` is NULL or `len` readable bytes; `keys` is NULL or
+ * `key_count * CB_KEY_LEN` readable bytes; `limits` is NULL or readable;
+ * `info` is NULL or writable.
+ */
+enum cb_error cb_verify_frame(const uint8_t *frame, size_t len, const uint8_t *keys, size_t key_count, const struct cb_limits *limits, struct cb_frame_info *info);
+
+/**
  * Imports a digest as Squid sends it (`len` bytes at `src`: its 128-byte
  * header, then the mask) into a new filter `*out` of kind
  * `CB_KIND_SQUID`. The header is checked as Squid checks it, and the
@@ -1019,14 +1157,45 @@ enum cb_error cb_squid_contains(const struct cb_filter *filter, uint8_t method, 
 enum cb_error cb_subscriber_new(const struct cb_limits *limits, uint32_t follow_stream, uint64_t stream, struct cb_subscriber **out_subscriber);
 
 /**
+ * Makes the subscriber take only frames signed by one of `keys`:
+ * `key_count` Ed25519 public keys of `CB_KEY_LEN` bytes each, back to
+ * back (`cb_public_key` gives a secret key's). With `key_count` 0 (`keys`
+ * may then be NULL) it takes unsigned frames again, as a new subscriber
+ * does. The keys replace the ones it had; the filter held is kept.
+ *
+ * To rotate the publisher's key without a refused update: give the
+ * subscribers the old and the new public key, move the publisher to the
+ * new secret key (`cb_publisher_set_signing_key`), then give them the
+ * new key alone.
+ *
+ * Without keys a subscriber trusts whoever can put frames in front of
+ * it: CRCs and digests catch accidents, not forgeries.
+ *
+ * Errors: `CB_ERROR_INVALID_ARGUMENT` for a key that is not an Ed25519
+ * public key (the keys are then unchanged).
+ *
+ * # Safety
+ * `subscriber` is NULL or a live handle; `keys` is NULL or points to
+ * `key_count` times `CB_KEY_LEN` readable bytes.
+ */
+enum cb_error cb_subscriber_set_verifying_keys(struct cb_subscriber *subscriber, const uint8_t *keys, size_t key_count);
+
+/**
  * Takes the next frame (`len` bytes at `src`, exactly one frame) and sets
  * `*outcome` to what it did. Returns `CB_OK` when the frame was taken
  * (`CB_RECEIVED_FULL` or `CB_RECEIVED_DELTA`); otherwise the frame was
  * refused, the filter held is unchanged, and the code says why:
  * `CB_ERROR_STALE`, `CB_ERROR_NEED_FULL`, `CB_ERROR_WRONG_STREAM`,
- * `CB_ERROR_UNORDERED` (with the matching `CB_REFUSED_*` outcome), or a
- * decode error for an invalid frame (`CB_REFUSED_INVALID`). The NULL and
- * empty-input errors leave `*outcome` unset.
+ * `CB_ERROR_UNORDERED`, and with verifying keys `CB_ERROR_UNSIGNED`,
+ * `CB_ERROR_UNKNOWN_KEY`, `CB_ERROR_BAD_SIGNATURE` (each with the
+ * matching `CB_REFUSED_*` outcome), or a decode error for an invalid
+ * frame (`CB_REFUSED_INVALID`). The NULL and empty-input errors leave
+ * `*outcome` unset.
+ *
+ * A subscriber with verifying keys checks each frame's signature after
+ * the checks on its header, limits and CRC, and before its order or
+ * payload: a refused signature leaves the filter held and the version
+ * unchanged.
  *
  * A refused frame costs only the checks on its own bytes, whatever the
  * size of the filter held.
@@ -1101,6 +1270,26 @@ enum cb_error cb_publisher_options_default(struct cb_publisher_options *options)
 enum cb_error cb_publisher_new(const struct cb_filter *filter, const struct cb_publisher_options *options, struct cb_publisher **out_publisher);
 
 /**
+ * Signs the updates from the next one published on with the secret key
+ * `secret` (`CB_KEY_LEN` bytes), or, with `secret` NULL, sends them
+ * unsigned (as a new publisher does). The publisher keeps its own copy
+ * of the key (wiped when replaced or freed); the caller's may be wiped
+ * after the call. An update left pending by `CB_ERROR_DST_TOO_SMALL` is
+ * delivered as it was made.
+ *
+ * A signed update is up to `CB_SIGN_OVERHEAD` bytes longer: a buffer of
+ * `cb_encode_bound`'s size plus that holds any full frame. Keys are the
+ * caller's to make: 32 bytes from the operating system's random source
+ * (see `cb_public_key`). To rotate keys, see
+ * `cb_subscriber_set_verifying_keys`.
+ *
+ * # Safety
+ * `publisher` is NULL or a live handle; `secret` is NULL or `CB_KEY_LEN`
+ * readable bytes.
+ */
+enum cb_error cb_publisher_set_signing_key(struct cb_publisher *publisher, const uint8_t *secret);
+
+/**
  * Adds a key to the publisher's filter (as `cb_filter_add`); the next
  * update carries it.
  *
@@ -1129,7 +1318,7 @@ enum cb_error cb_publisher_remove(struct cb_publisher *publisher, const uint8_t 
  * `*written` the length needed; the update stays pending, and the next
  * call delivers that same update (it does not publish another). A
  * buffer of `cb_encode_bound`'s size for the filter always suffices for
- * a full frame.
+ * a full frame (plus `CB_SIGN_OVERHEAD` with a signing key).
  *
  * # Safety
  * `publisher` is NULL or a live handle; `dst` is NULL or `capacity`

@@ -10,8 +10,8 @@ use compressed_bloom::kinds::scalable::ScalableBloomFilter;
 use compressed_bloom::kinds::sparse::SparseFilter;
 use compressed_bloom::kinds::squid::SquidDigest;
 use compressed_bloom::{
-    decode_any, decode_as, AnyFilter, BloomFilter, Coding, CountingBloomFilter, DecodeLimits, Kind,
-    UpdateId,
+    decode_any, decode_as, AnyFilter, BloomFilter, Coding, CountingBloomFilter, DecodeLimits,
+    FrameHeader, Kind, UpdateId,
 };
 
 /// The coding `raw` names, if the filter's kind has it.
@@ -31,7 +31,7 @@ fn coding_for(f: &cb_filter, raw: u32) -> Result<Coding, Fail> {
 /// Copies `frame` into the caller's buffer and sets `*written` to its
 /// length; if the buffer is too small, sets `*written` to the length
 /// needed and fails with `CB_ERROR_DST_TOO_SMALL`, writing nothing.
-fn deliver(frame: &[u8], dst: &mut [u8], written: &mut usize) -> Result<(), Fail> {
+pub(crate) fn deliver(frame: &[u8], dst: &mut [u8], written: &mut usize) -> Result<(), Fail> {
     *written = frame.len();
     match dst.get_mut(..frame.len()) {
         Some(d) => {
@@ -134,6 +134,10 @@ pub unsafe extern "C" fn cb_encode(
 /// it with `cb_filter_apply_delta`). `cb_last_error_offset` gives the
 /// byte of the frame the error is about.
 ///
+/// A signed frame decodes as the same frame unsigned: its signature is
+/// not checked here. A receiver that takes only signed frames checks them
+/// first with `cb_verify_frame`, or uses a subscriber with verifying keys.
+///
 /// # Safety
 /// `src` is NULL or `len` readable bytes; `limits` is NULL or readable;
 /// `out` is NULL or writable.
@@ -229,8 +233,37 @@ pub struct cb_frame_info {
     pub identity: cb_update_id,
     /// The header's length in bytes (the payload starts there).
     pub header_len: u64,
-    /// The whole frame's length in bytes.
+    /// The whole frame's length in bytes (a signed frame's signature
+    /// included).
     pub frame_len: u64,
+    /// Non-zero if the frame is signed (metadata tag 2): its signature
+    /// follows the CRC. `cb_inspect` reports it without checking it;
+    /// `cb_verify_frame` checks it.
+    pub has_signer: u8,
+    /// The signer's key id, if `has_signer`: the first `CB_KEY_ID_LEN`
+    /// bytes of its public key (zeros otherwise).
+    pub signer: [u8; 8],
+}
+
+/// The `cb_frame_info` of a parsed header.
+pub(crate) fn frame_info(h: &FrameHeader) -> cb_frame_info {
+    cb_frame_info {
+        version: h.version,
+        filter_type: h.filter_type.id(),
+        is_delta: h.filter_type.is_delta().into(),
+        kind: cb_kind::of_wire(h.kind) as u32,
+        is_squid: h.squid_cblock.is_some().into(),
+        m: h.params.m,
+        k: h.params.k,
+        seed: h.params.seed,
+        n: h.n,
+        has_identity: h.identity.is_some().into(),
+        identity: h.identity.map(Into::into).unwrap_or_default(),
+        header_len: h.header_len as u64,
+        frame_len: h.frame_len(),
+        has_signer: h.signer.is_some().into(),
+        signer: h.signer.unwrap_or_default(),
+    }
 }
 
 /// Reads and checks a frame's header (and its declared sizes against the
@@ -257,22 +290,7 @@ pub unsafe extern "C" fn cb_inspect(
         let limits = unsafe { limits_or_default(limits) };
         // SAFETY: NULL is refused; otherwise writable (contract).
         let o = unsafe { out(info, "info")? };
-        let h = compressed_bloom::inspect(src, &limits)?;
-        *o = cb_frame_info {
-            version: h.version,
-            filter_type: h.filter_type.id(),
-            is_delta: h.filter_type.is_delta().into(),
-            kind: cb_kind::of_wire(h.kind) as u32,
-            is_squid: h.squid_cblock.is_some().into(),
-            m: h.params.m,
-            k: h.params.k,
-            seed: h.params.seed,
-            n: h.n,
-            has_identity: h.identity.is_some().into(),
-            identity: h.identity.map(Into::into).unwrap_or_default(),
-            header_len: h.header_len as u64,
-            frame_len: h.frame_len(),
-        };
+        *o = frame_info(&compressed_bloom::inspect(src, &limits)?);
         Ok(())
     })
 }
@@ -387,7 +405,9 @@ pub unsafe extern "C" fn cb_delta_encode(
 ///
 /// Errors: as `cb_decode`; `CB_ERROR_WRONG_FRAME_TYPE` for a full frame;
 /// `CB_ERROR_WRONG_BASE` for a delta made from another filter (a missed
-/// update: get a full frame); `CB_ERROR_WRONG_KIND`.
+/// update: get a full frame); `CB_ERROR_WRONG_KIND`. A signed delta is
+/// applied as the unsigned one (its signature is not checked here: see
+/// `cb_verify_frame`).
 ///
 /// # Safety
 /// `filter` is NULL or a live handle; `src` is NULL or `len` readable

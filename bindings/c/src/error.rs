@@ -67,10 +67,20 @@ pub enum cb_error {
     /// A bug in the library (a panic, caught at the boundary). The
     /// handles the call was given may hold any valid state: free them.
     CB_ERROR_INTERNAL = 19,
+    /// Only signed frames are taken (`cb_verify_frame`, a subscriber with
+    /// verifying keys), and this one is not signed.
+    CB_ERROR_UNSIGNED = 20,
+    /// The frame is signed by a key whose id matches none of the
+    /// receiver's keys (the message names the id): not the publisher it
+    /// trusts, or a new key it was not given yet.
+    CB_ERROR_UNKNOWN_KEY = 21,
+    /// The frame's signature does not verify with the key it names (the
+    /// message names the id): it was altered after signing, or forged.
+    CB_ERROR_BAD_SIGNATURE = 22,
 }
 
 /// Every code, in value order (for `cb_error_name`).
-const ALL: [(cb_error, &str); 20] = [
+const ALL: [(cb_error, &str); 23] = [
     (cb_error::CB_OK, "CB_OK\0"),
     (cb_error::CB_ERROR_NULL_POINTER, "CB_ERROR_NULL_POINTER\0"),
     (cb_error::CB_ERROR_EMPTY_INPUT, "CB_ERROR_EMPTY_INPUT\0"),
@@ -100,10 +110,13 @@ const ALL: [(cb_error, &str); 20] = [
     (cb_error::CB_ERROR_INFEASIBLE, "CB_ERROR_INFEASIBLE\0"),
     (cb_error::CB_ERROR_OUT_OF_MEMORY, "CB_ERROR_OUT_OF_MEMORY\0"),
     (cb_error::CB_ERROR_INTERNAL, "CB_ERROR_INTERNAL\0"),
+    (cb_error::CB_ERROR_UNSIGNED, "CB_ERROR_UNSIGNED\0"),
+    (cb_error::CB_ERROR_UNKNOWN_KEY, "CB_ERROR_UNKNOWN_KEY\0"),
+    (cb_error::CB_ERROR_BAD_SIGNATURE, "CB_ERROR_BAD_SIGNATURE\0"),
 ];
 
 /// The number of error codes: codes are 0 to `CB_ERROR_COUNT - 1`.
-pub const CB_ERROR_COUNT: i32 = 20;
+pub const CB_ERROR_COUNT: i32 = 23;
 
 /// The name of an error code ("CB_ERROR_TRUNCATED"), a static string;
 /// "CB_ERROR_UNKNOWN" for a value that is not a code. Takes an int, not a
@@ -166,6 +179,9 @@ impl From<DecodeError> for Fail {
             DecodeError::ParamsMismatch { .. } | DecodeError::WrongBase { .. } => {
                 CB_ERROR_WRONG_BASE
             }
+            DecodeError::Unsigned => CB_ERROR_UNSIGNED,
+            DecodeError::UnknownKey { .. } => CB_ERROR_UNKNOWN_KEY,
+            DecodeError::BadSignature { .. } => CB_ERROR_BAD_SIGNATURE,
             _ => CB_ERROR_CORRUPT,
         };
         Fail {
@@ -403,4 +419,19 @@ pub(crate) unsafe fn free<T>(p: *mut T) -> cb_error {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cb_error_name` indexes the table by code: each entry is its code's.
+    #[test]
+    fn the_names_are_in_code_order() {
+        assert_eq!(ALL.len(), CB_ERROR_COUNT as usize);
+        for (i, (code, name)) in ALL.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{name}");
+            assert_eq!(name.trim_end_matches('\0'), format!("{code:?}"));
+        }
+    }
 }

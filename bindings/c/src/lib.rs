@@ -31,6 +31,7 @@ mod codec;
 mod error;
 mod filter;
 mod plan;
+mod sign;
 mod squid;
 mod sync;
 
@@ -38,6 +39,7 @@ pub use codec::*;
 pub use error::*;
 pub use filter::*;
 pub use plan::*;
+pub use sign::*;
 pub use squid::*;
 pub use sync::*;
 

@@ -4,6 +4,7 @@
 
 use crate::error::*;
 use crate::filter::{add_key, cb_filter, remove_key};
+use crate::sign::{signing_key, verifying_keys};
 use crate::{cb_limits, cb_update_id, coding_from_raw, limits_or_default};
 use compressed_bloom::{
     AnyFilter, Publisher, PublisherOptions, Subscriber, SyncError, Update, UpdateKind,
@@ -29,6 +30,14 @@ pub enum cb_receive {
     CB_REFUSED_UNORDERED = 5,
     /// Refused: the frame is invalid (the error code says why).
     CB_REFUSED_INVALID = 6,
+    /// Refused: the subscriber takes only signed frames
+    /// (`cb_subscriber_set_verifying_keys`) and this one is not signed.
+    CB_REFUSED_UNSIGNED = 7,
+    /// Refused: the frame is signed by a key the subscriber does not hold.
+    CB_REFUSED_UNKNOWN_KEY = 8,
+    /// Refused: the frame's signature does not verify with the key it
+    /// names (altered, or forged).
+    CB_REFUSED_BAD_SIGNATURE = 9,
 }
 
 /// A receiver of updates of any kind: it holds the latest filter, applies
@@ -70,14 +79,58 @@ pub unsafe extern "C" fn cb_subscriber_new(
     })
 }
 
+/// Makes the subscriber take only frames signed by one of `keys`:
+/// `key_count` Ed25519 public keys of `CB_KEY_LEN` bytes each, back to
+/// back (`cb_public_key` gives a secret key's). With `key_count` 0 (`keys`
+/// may then be NULL) it takes unsigned frames again, as a new subscriber
+/// does. The keys replace the ones it had; the filter held is kept.
+///
+/// To rotate the publisher's key without a refused update: give the
+/// subscribers the old and the new public key, move the publisher to the
+/// new secret key (`cb_publisher_set_signing_key`), then give them the
+/// new key alone.
+///
+/// Without keys a subscriber trusts whoever can put frames in front of
+/// it: CRCs and digests catch accidents, not forgeries.
+///
+/// Errors: `CB_ERROR_INVALID_ARGUMENT` for a key that is not an Ed25519
+/// public key (the keys are then unchanged).
+///
+/// # Safety
+/// `subscriber` is NULL or a live handle; `keys` is NULL or points to
+/// `key_count` times `CB_KEY_LEN` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cb_subscriber_set_verifying_keys(
+    subscriber: *mut cb_subscriber,
+    keys: *const u8,
+    key_count: usize,
+) -> cb_error {
+    guard(|| {
+        // SAFETY: NULL is refused; a live handle used by this thread alone.
+        let s = unsafe { handle_mut(subscriber, "subscriber")? };
+        // SAFETY: NULL (with a count) is refused; otherwise the keys'
+        // bytes are readable (contract).
+        let keys = unsafe { verifying_keys(keys, key_count)? };
+        s.inner.set_verifying_keys(keys);
+        Ok(())
+    })
+}
+
 /// Takes the next frame (`len` bytes at `src`, exactly one frame) and sets
 /// `*outcome` to what it did. Returns `CB_OK` when the frame was taken
 /// (`CB_RECEIVED_FULL` or `CB_RECEIVED_DELTA`); otherwise the frame was
 /// refused, the filter held is unchanged, and the code says why:
 /// `CB_ERROR_STALE`, `CB_ERROR_NEED_FULL`, `CB_ERROR_WRONG_STREAM`,
-/// `CB_ERROR_UNORDERED` (with the matching `CB_REFUSED_*` outcome), or a
-/// decode error for an invalid frame (`CB_REFUSED_INVALID`). The NULL and
-/// empty-input errors leave `*outcome` unset.
+/// `CB_ERROR_UNORDERED`, and with verifying keys `CB_ERROR_UNSIGNED`,
+/// `CB_ERROR_UNKNOWN_KEY`, `CB_ERROR_BAD_SIGNATURE` (each with the
+/// matching `CB_REFUSED_*` outcome), or a decode error for an invalid
+/// frame (`CB_REFUSED_INVALID`). The NULL and empty-input errors leave
+/// `*outcome` unset.
+///
+/// A subscriber with verifying keys checks each frame's signature after
+/// the checks on its header, limits and CRC, and before its order or
+/// payload: a refused signature leaves the filter held and the version
+/// unchanged.
 ///
 /// A refused frame costs only the checks on its own bytes, whatever the
 /// size of the filter held.
@@ -120,6 +173,18 @@ pub unsafe extern "C" fn cb_subscriber_receive(
                     SyncError::Unordered { .. } => (
                         cb_receive::CB_REFUSED_UNORDERED,
                         Err(Fail::new(cb_error::CB_ERROR_UNORDERED, msg)),
+                    ),
+                    SyncError::Unsigned => (
+                        cb_receive::CB_REFUSED_UNSIGNED,
+                        Err(Fail::new(cb_error::CB_ERROR_UNSIGNED, msg)),
+                    ),
+                    SyncError::UnknownKey { .. } => (
+                        cb_receive::CB_REFUSED_UNKNOWN_KEY,
+                        Err(Fail::new(cb_error::CB_ERROR_UNKNOWN_KEY, msg)),
+                    ),
+                    SyncError::BadSignature { .. } => (
+                        cb_receive::CB_REFUSED_BAD_SIGNATURE,
+                        Err(Fail::new(cb_error::CB_ERROR_BAD_SIGNATURE, msg)),
                     ),
                     SyncError::Decode(d) => (cb_receive::CB_REFUSED_INVALID, Err(Fail::from(d))),
                     _ => (
@@ -339,6 +404,41 @@ pub unsafe extern "C" fn cb_publisher_new(
     })
 }
 
+/// Signs the updates from the next one published on with the secret key
+/// `secret` (`CB_KEY_LEN` bytes), or, with `secret` NULL, sends them
+/// unsigned (as a new publisher does). The publisher keeps its own copy
+/// of the key (wiped when replaced or freed); the caller's may be wiped
+/// after the call. An update left pending by `CB_ERROR_DST_TOO_SMALL` is
+/// delivered as it was made.
+///
+/// A signed update is up to `CB_SIGN_OVERHEAD` bytes longer: a buffer of
+/// `cb_encode_bound`'s size plus that holds any full frame. Keys are the
+/// caller's to make: 32 bytes from the operating system's random source
+/// (see `cb_public_key`). To rotate keys, see
+/// `cb_subscriber_set_verifying_keys`.
+///
+/// # Safety
+/// `publisher` is NULL or a live handle; `secret` is NULL or `CB_KEY_LEN`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cb_publisher_set_signing_key(
+    publisher: *mut cb_publisher,
+    secret: *const u8,
+) -> cb_error {
+    guard(|| {
+        // SAFETY: NULL is refused; a live handle used by this thread alone.
+        let p = unsafe { handle_mut(publisher, "publisher")? };
+        let key = if secret.is_null() {
+            None
+        } else {
+            // SAFETY: not NULL: CB_KEY_LEN readable bytes (contract).
+            Some(unsafe { signing_key(secret, "secret")? })
+        };
+        p.inner.set_signing_key(key);
+        Ok(())
+    })
+}
+
 /// The publisher's filter, for a change.
 fn filter_of(p: &mut cb_publisher) -> Result<&mut AnyFilter, Fail> {
     p.inner
@@ -402,7 +502,7 @@ pub unsafe extern "C" fn cb_publisher_remove(
 /// `*written` the length needed; the update stays pending, and the next
 /// call delivers that same update (it does not publish another). A
 /// buffer of `cb_encode_bound`'s size for the filter always suffices for
-/// a full frame.
+/// a full frame (plus `CB_SIGN_OVERHEAD` with a signing key).
 ///
 /// # Safety
 /// `publisher` is NULL or a live handle; `dst` is NULL or `capacity`
