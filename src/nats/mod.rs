@@ -60,8 +60,9 @@
 //!   is too, it drops what it holds for that frame
 //!   ([`Event::Unpinned`]), until the next forgery. Only the broker's
 //!   permissions keep others out: docs/fleet-permissions.conf lets the
-//!   publisher's user alone publish on the subjects. Around it, [`NatsSubscriber`] re-fetches
-//! the full frame after a gap (with bounded backoff), reconnects after a
+//!   publisher's user alone publish on the subjects.
+//!
+//! Around it, [`NatsSubscriber`] re-fetches the full frame after a gap (with bounded backoff), reconnects after a
 //! dropped connection or a restarted server, and resynchronises after the
 //! stream was purged or deleted; each step is reported as an [`Event`].
 
