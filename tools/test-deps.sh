@@ -13,6 +13,9 @@ declare -A need=(
   [chattr]=e2fsprogs
   [mkfifo]=coreutils
   [python3]=python3
+  [pkg-config]=pkg-config
+  [gcc]=gcc
+  [g++]=g++
 )
 missing=()
 for cmd in "${!need[@]}"; do
