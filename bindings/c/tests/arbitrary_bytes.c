@@ -6,7 +6,9 @@
  * deleted runs), half of them with the CRC-32C recomputed so that the
  * mutation reaches the header and payload decoders behind the checksum.
  * Every call must return a code (no crash, no sanitizer report, no
- * CB_ERROR_INTERNAL); whatever decodes must encode again and round-trip. */
+ * CB_ERROR_INTERNAL); whatever decodes must encode again and round-trip,
+ * and whatever can be signed must verify. cb_verify_frame and a
+ * subscriber with verifying keys take every input too. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
@@ -21,18 +23,6 @@ static uint64_t next(void) {
   rng ^= rng >> 7;
   rng ^= rng << 17;
   return rng;
-}
-
-static uint32_t crc32c(const unsigned char *p, size_t len) {
-  uint32_t crc = 0xFFFFFFFFu;
-  size_t i;
-  int b;
-  for (i = 0; i < len; i++) {
-    crc ^= p[i];
-    for (b = 0; b < 8; b++)
-      crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return crc ^ 0xFFFFFFFFu;
 }
 
 /* Sets the last four bytes to the CRC-32C of the rest (little-endian). */
@@ -157,6 +147,11 @@ static size_t make_input(unsigned char *buf) {
 
 static cb_filter *bases[8];
 static int base_count;
+/* The signed golden vectors' key (secret: the bytes 0 to 31) and another
+ * one, as the keys a receiver trusts. */
+static uint8_t secret[CB_KEY_LEN], trusted[2][CB_KEY_LEN];
+static cb_limits unlimited;
+static unsigned char *signed_buf;
 
 static void note(cb_error e) {
   if ((int)e >= 0 && (int)e < CB_ERROR_COUNT)
@@ -188,7 +183,24 @@ static void round_trip(const cb_filter *f, const cb_limits *lim) {
   free(b);
 }
 
-static void feed(const unsigned char *in, size_t len, const cb_limits *lim, cb_subscriber *sub) {
+/* Verified against the trusted keys; signed, it must verify. */
+static void signatures(const unsigned char *in, size_t len, const cb_limits *lim) {
+  cb_frame_info info;
+  size_t written = 0;
+  cb_error e;
+  note(cb_verify_frame(in, len, &trusted[0][0], 2, lim, &info));
+  note(cb_verify_frame(in, len, NULL, 0, lim, NULL));
+  e = cb_sign_frame(in, len, secret, signed_buf, len + CB_SIGN_OVERHEAD, &written);
+  note(e);
+  if (e == CB_OK) {
+    CHECK(written <= len + CB_SIGN_OVERHEAD);
+    CHECK_OK(cb_verify_frame(signed_buf, written, &trusted[0][0], 2, &unlimited, &info));
+    CHECK(info.has_signer && memcmp(info.signer, trusted[0], CB_KEY_ID_LEN) == 0);
+  }
+}
+
+static void feed(const unsigned char *in, size_t len, const cb_limits *lim, cb_subscriber *sub,
+                 cb_subscriber *keyed) {
   cb_frame_info info;
   cb_filter *f = NULL;
   cb_receive what;
@@ -213,6 +225,8 @@ static void feed(const unsigned char *in, size_t len, const cb_limits *lim, cb_s
     cb_filter_free(copy);
   }
   note(cb_subscriber_receive(sub, in, len, &what));
+  note(cb_subscriber_receive(keyed, in, len, &what));
+  signatures(in, len, lim);
   note(cb_squid_import(in, len, lim, &f));
   cb_filter_free(f);
 }
@@ -221,7 +235,7 @@ int main(int argc, char **argv) {
   unsigned char *buf;
   long iterations, it;
   cb_limits lim[2];
-  cb_subscriber *sub = NULL;
+  cb_subscriber *sub = NULL, *keyed = NULL;
   int i, accepted = 0;
   if (argc < 2) {
     fprintf(stderr, "usage: %s VECTORS_DIR [ITERATIONS]\n", argv[0]);
@@ -244,16 +258,30 @@ int main(int argc, char **argv) {
   }
   CHECK(seed_count >= 50 && base_count == 8);
   buf = malloc(MAX_LEN + 32);
+  signed_buf = malloc(MAX_LEN + 32 + CB_SIGN_OVERHEAD);
   CHECK_OK(cb_subscriber_new(NULL, 0, 0, &sub));
+  /* A subscriber that takes only frames signed by the trusted keys. */
+  for (i = 0; i < CB_KEY_LEN; i++)
+    secret[i] = (uint8_t)i;
+  CHECK_OK(cb_public_key(secret, trusted[0]));
+  memset(secret, 0x5A, sizeof secret);
+  CHECK_OK(cb_public_key(secret, trusted[1]));
+  for (i = 0; i < CB_KEY_LEN; i++)
+    secret[i] = (uint8_t)i;
+  CHECK_OK(cb_limits_unlimited(&unlimited));
+  CHECK_OK(cb_subscriber_new(NULL, 0, 0, &keyed));
+  CHECK_OK(cb_subscriber_set_verifying_keys(keyed, &trusted[0][0], 2));
   for (it = 0; it < iterations; it++) {
     size_t len = make_input(buf);
     cb_filter *f = NULL;
-    feed(buf, len, &lim[it % 2], sub);
+    feed(buf, len, &lim[it % 2], sub, keyed);
     if (cb_decode(buf, len, &lim[0], &f) == CB_OK)
       accepted++;
     cb_filter_free(f);
   }
   cb_subscriber_free(sub);
+  cb_subscriber_free(keyed);
+  free(signed_buf);
   for (i = 0; i < base_count; i++)
     cb_filter_free(bases[i]);
   for (i = 0; i < seed_count; i++)

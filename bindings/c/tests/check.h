@@ -7,6 +7,7 @@
 
 #include "compressed_bloom.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,19 @@ static int codes_seen[CB_ERROR_COUNT];
   } while (0)
 
 #define CHECK_OK(call) CHECK_CODE(call, CB_OK)
+
+/* CRC-32C (Castagnoli), as frames carry it. */
+static uint32_t crc32c(const unsigned char *p, size_t len) {
+  uint32_t crc = 0xFFFFFFFFu;
+  size_t i;
+  int b;
+  for (i = 0; i < len; i++) {
+    crc ^= p[i];
+    for (b = 0; b < 8; b++)
+      crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return crc ^ 0xFFFFFFFFu;
+}
 
 /* Reads a whole file into a malloc'd buffer; NULL (and a failed check) if
  * it cannot. */

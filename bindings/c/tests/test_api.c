@@ -3,7 +3,8 @@
  *   test_api VECTORS_DIR
  * Every golden vector of tests/vectors decoded, queried and re-encoded;
  * a round trip of every kind; plans; deltas; a subscriber fed drops,
- * duplicates and reordering; Squid digests; every error code reached. */
+ * duplicates and reordering; Squid digests; signed frames and a
+ * subscriber that takes only those; every error code reached. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
@@ -95,6 +96,96 @@ static int same_bytes(const unsigned char *a, size_t alen, const unsigned char *
   return a != NULL && b != NULL && alen == blen && memcmp(a, b, alen) == 0;
 }
 
+/* `frame` signed with `secret`, malloc'd, in a buffer of the bound. */
+static unsigned char *sign_copy(const unsigned char *frame, size_t len, const uint8_t *secret,
+                                size_t *out_len) {
+  size_t cap = len + CB_SIGN_OVERHEAD;
+  unsigned char *buf = malloc(cap);
+  *out_len = 0;
+  if (buf == NULL || cb_sign_frame(frame, len, secret, buf, cap, out_len) != CB_OK) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* The key of the signed golden vectors: the secret is the bytes 0 to 31,
+ * the public key the one golden_signed.txt lists with the vectors. */
+static uint8_t golden_secret[CB_KEY_LEN], golden_public[CB_KEY_LEN];
+static int golden_signed_listed, golden_signed;
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+static void load_signed(void) {
+  static const char prefix[] = "# public key ";
+  size_t len, i;
+  unsigned char *list = vector("golden_signed", ".txt", &len);
+  char *line, *save = NULL;
+  uint8_t derived[CB_KEY_LEN];
+  int found = 0;
+  for (i = 0; i < CB_KEY_LEN; i++)
+    golden_secret[i] = (uint8_t)i;
+  if (list == NULL)
+    return;
+  list = realloc(list, len + 1);
+  list[len] = 0;
+  for (line = strtok_r((char *)list, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, prefix, sizeof prefix - 1) == 0 &&
+        strlen(line) == sizeof prefix - 1 + 2 * CB_KEY_LEN) {
+      const char *hex = line + sizeof prefix - 1;
+      found = 1;
+      for (i = 0; i < CB_KEY_LEN; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        found &= hi >= 0 && lo >= 0;
+        golden_public[i] = (uint8_t)(hi * 16 + lo);
+      }
+    } else if (line[0] != '#') {
+      golden_signed_listed++;
+    }
+  }
+  free(list);
+  CHECK(found);
+  /* The listed key is the secret's. */
+  CHECK_OK(cb_public_key(golden_secret, derived));
+  CHECK(memcmp(derived, golden_public, CB_KEY_LEN) == 0);
+}
+
+/* A golden frame's signature: an unsigned frame is refused as such; a
+ * signed one verifies with the listed key, names it, and no single-bit
+ * flip of it verifies. */
+static void test_golden_signature(const char *name, unsigned char *frame, size_t len,
+                                  const cb_frame_info *h, const cb_limits *lim) {
+  cb_frame_info v;
+  size_t bit;
+  int flips_verified = 0;
+  if (!h->has_signer) {
+    CHECK_CODE(cb_verify_frame(frame, len, golden_public, 1, lim, &v), CB_ERROR_UNSIGNED);
+    return;
+  }
+  CHECK(memcmp(h->signer, golden_public, CB_KEY_ID_LEN) == 0 && h->version == 3);
+  memset(&v, 0, sizeof v);
+  CHECK_OK(cb_verify_frame(frame, len, golden_public, 1, lim, &v));
+  CHECK(v.has_signer && memcmp(v.signer, golden_public, CB_KEY_ID_LEN) == 0 &&
+        v.frame_len == len && v.header_len == h->header_len && v.is_delta == h->is_delta &&
+        v.has_identity == h->has_identity && v.identity.seq == h->identity.seq);
+  for (bit = 0; bit < len * 8; bit++) {
+    frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    if (cb_verify_frame(frame, len, golden_public, 1, lim, NULL) == CB_OK) {
+      fprintf(stderr, "golden %s: bit %zu flipped still verifies\n", name, bit);
+      flips_verified++;
+    }
+    frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+  }
+  CHECK(flips_verified == 0);
+  golden_signed++;
+}
+
 /* Whether two filters hold the same content: their raw frames (or, for
  * kinds without one, their automatic frames) are equal. */
 static int same_filter(const cb_filter *a, const cb_filter *b) {
@@ -147,6 +238,8 @@ static void load_deltas(void) {
       {"v3_sparse_delta", "v3_sparse_dense", 51, 350},
       {"v3_counting_delta", "v3_counting_coded", 51, 260},
       {"v3_scalable_delta", "v3_scalable_base", 1, 300},
+      /* Signed (golden_signed.txt): a delta of the signed full frame. */
+      {"signed_delta", "signed_full", 1, 110},
   };
   size_t i;
   delta_count = 0;
@@ -201,6 +294,17 @@ static cb_filter *built_like(const cb_filter *like, unsigned long from, unsigned
 }
 
 static int golden_full, golden_deltas, golden_reencoded, golden_equivalent;
+
+/* A re-encoded frame is unsigned: signed with the golden secret, it is
+ * the signed vector again (Ed25519 signatures are deterministic). */
+static void resign(unsigned char **frame, size_t *len) {
+  size_t signed_len = 0;
+  unsigned char *s = *frame != NULL ? sign_copy(*frame, *len, golden_secret, &signed_len) : NULL;
+  CHECK(s != NULL);
+  free(*frame);
+  *frame = s;
+  *len = signed_len;
+}
 
 /* The vectors whose bytes come from an encoder choice the public API does
  * not offer: the Rust tests pin these with internal encoders. Their
@@ -292,6 +396,8 @@ static void test_golden_full(const char *name, const unsigned char *frame, size_
   check_content(name, f, h, 1);
   again = encode(f, coding_of_type(h->filter_type), h->has_identity ? &h->identity : NULL,
                  &again_len);
+  if (h->has_signer)
+    resign(&again, &again_len);
   if (same_bytes(again, again_len, frame, len)) {
     golden_reencoded++;
     CHECK(!pinned(name));
@@ -355,6 +461,8 @@ static void test_golden_delta(const char *name, const unsigned char *frame, size
     CHECK_OK(cb_delta_bound(base, result, id, &bound));
     again = malloc(bound);
     CHECK_OK(cb_delta_encode(base, result, id, again, bound, &again_len));
+    if (h->has_signer)
+      resign(&again, &again_len);
     if (same_bytes(again, again_len, frame, len)) {
       golden_reencoded++;
       CHECK(!pinned(name));
@@ -388,6 +496,7 @@ static void test_goldens(void) {
   if (d == NULL)
     return;
   load_deltas();
+  load_signed();
   /* The format's own rules only: two goldens are empty multi-block
    * filters, far past the default expansion ratio. */
   CHECK_OK(cb_limits_unlimited(&lim));
@@ -406,6 +515,7 @@ static void test_goldens(void) {
     CHECK_OK(cb_inspect(frame, len, &lim, &h));
     CHECK(h.frame_len == len && h.version >= CB_FORMAT_VERSION_MIN &&
           h.version <= CB_FORMAT_VERSION_MAX);
+    test_golden_signature(name, frame, len, &h, &lim);
     if (h.is_delta)
       test_golden_delta(name, frame, len, &h, &lim);
     else
@@ -416,9 +526,11 @@ static void test_goldens(void) {
   closedir(d);
   CHECK(frames >= 57);
   CHECK(golden_reencoded + golden_equivalent == frames);
+  CHECK(golden_signed == golden_signed_listed);
   printf("golden vectors: %d full frames and %d deltas decoded and queried; %d re-encoded byte "
-         "for byte, %d (pinned by internal encoders) re-encoded to the same filter\n",
-         golden_full, golden_deltas, golden_reencoded, golden_equivalent);
+         "for byte, %d (pinned by internal encoders) re-encoded to the same filter; %d signed, "
+         "verified and re-signed byte for byte\n",
+         golden_full, golden_deltas, golden_reencoded, golden_equivalent, golden_signed);
 }
 
 /* The Squid vectors: a digest as Squid sends it, its frame, its queries. */
@@ -879,6 +991,325 @@ static void test_subscriber(void) {
   cb_filter_free(unidentified_src);
 }
 
+/* Sets the CRC of a frame signed or not: the four bytes before the
+ * signature of a signed frame, the last four of another. */
+static void fix_frame_crc(unsigned char *frame, size_t len, int is_signed) {
+  size_t end = len - (is_signed ? 64 : 0) - 4;
+  uint32_t crc = crc32c(frame, end);
+  frame[end] = (unsigned char)crc;
+  frame[end + 1] = (unsigned char)(crc >> 8);
+  frame[end + 2] = (unsigned char)(crc >> 16);
+  frame[end + 3] = (unsigned char)(crc >> 24);
+}
+
+/* The key id as the messages write it: 16 hex digits. */
+static void key_id_hex(const uint8_t *public_key, char out[2 * CB_KEY_ID_LEN + 1]) {
+  int i;
+  for (i = 0; i < CB_KEY_ID_LEN; i++)
+    snprintf(out + 2 * i, 3, "%02x", public_key[i]);
+}
+
+/* Signing and verifying frames: round trips, refusals, messages. */
+static void test_sign_verify(void) {
+  uint8_t secret_a[CB_KEY_LEN], secret_b[CB_KEY_LEN], pub_a[CB_KEY_LEN], pub_b[CB_KEY_LEN];
+  uint8_t keys[2][CB_KEY_LEN], not_a_point[CB_KEY_LEN] = {2};
+  cb_filter *f = filled(CB_KIND_STANDARD), *back = NULL, *changed = NULL;
+  cb_update_id id = {3, 1, 5};
+  unsigned char *plain, *signed_a, *again, *signed_b, *delta_signed;
+  unsigned char delta[65536], small[16];
+  size_t plain_len, signed_len, again_len, b_len, delta_len = 0, delta_signed_len, need = 0;
+  cb_frame_info h;
+  char hex[2 * CB_KEY_ID_LEN + 1];
+  int i;
+  for (i = 0; i < CB_KEY_LEN; i++) {
+    secret_a[i] = (uint8_t)(0xA0 + i);
+    secret_b[i] = (uint8_t)(0x40 ^ (i * 7));
+  }
+  CHECK_OK(cb_public_key(secret_a, pub_a));
+  CHECK_OK(cb_public_key(secret_b, pub_b));
+  CHECK(memcmp(pub_a, pub_b, CB_KEY_LEN) != 0);
+  CHECK_CODE(cb_public_key(NULL, pub_a), CB_ERROR_NULL_POINTER);
+  CHECK_CODE(cb_public_key(secret_a, NULL), CB_ERROR_NULL_POINTER);
+
+  /* Signed: the same frame, named by the key, deterministic. */
+  plain = encode(f, CB_CODING_AUTO, &id, &plain_len);
+  CHECK_CODE(cb_sign_frame(plain, plain_len, secret_a, small, sizeof small, &need),
+             CB_ERROR_DST_TOO_SMALL);
+  CHECK(need > plain_len && need <= plain_len + CB_SIGN_OVERHEAD);
+  signed_a = sign_copy(plain, plain_len, secret_a, &signed_len);
+  CHECK(signed_a != NULL && signed_len == need);
+  again = sign_copy(plain, plain_len, secret_a, &again_len);
+  CHECK(same_bytes(again, again_len, signed_a, signed_len));
+  CHECK_OK(cb_inspect(signed_a, signed_len, NULL, &h));
+  CHECK(h.has_signer && memcmp(h.signer, pub_a, CB_KEY_ID_LEN) == 0 && h.frame_len == signed_len &&
+        h.has_identity && h.identity.seq == 5);
+  CHECK_OK(cb_inspect(plain, plain_len, NULL, &h));
+  CHECK(!h.has_signer);
+  /* It decodes as the unsigned frame does. */
+  CHECK_OK(cb_decode(signed_a, signed_len, NULL, &back));
+  CHECK(back != NULL && same_filter(back, f) && holds_set(back));
+
+  /* Verified by its key, alone or among others (in any order). */
+  memset(&h, 0, sizeof h);
+  CHECK_OK(cb_verify_frame(signed_a, signed_len, pub_a, 1, NULL, &h));
+  CHECK(h.has_signer && memcmp(h.signer, pub_a, CB_KEY_ID_LEN) == 0 && h.frame_len == signed_len);
+  memcpy(keys[0], pub_b, CB_KEY_LEN);
+  memcpy(keys[1], pub_a, CB_KEY_LEN);
+  CHECK_OK(cb_verify_frame(signed_a, signed_len, &keys[0][0], 2, NULL, NULL));
+  /* Refused: unsigned, another key, no keys, altered. */
+  CHECK_CODE(cb_verify_frame(plain, plain_len, pub_a, 1, NULL, &h), CB_ERROR_UNSIGNED);
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, pub_b, 1, NULL, &h), CB_ERROR_UNKNOWN_KEY);
+  key_id_hex(pub_a, hex);
+  CHECK(strstr(cb_last_error_message(), hex) != NULL);
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, NULL, 0, NULL, &h), CB_ERROR_UNKNOWN_KEY);
+  signed_a[signed_len - 1] ^= 0x01; /* the signature */
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, pub_a, 1, NULL, &h), CB_ERROR_BAD_SIGNATURE);
+  CHECK(strstr(cb_last_error_message(), hex) != NULL);
+  signed_a[signed_len - 1] ^= 0x01;
+  /* The payload altered and its CRC made good again: the signature
+   * still catches it. Without fixing the CRC it is corrupt. */
+  signed_a[signed_len - 100] ^= 0x20;
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, pub_a, 1, NULL, &h), CB_ERROR_CORRUPT);
+  fix_frame_crc(signed_a, signed_len, 1);
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, pub_a, 1, NULL, &h), CB_ERROR_BAD_SIGNATURE);
+  memcpy(signed_a, again, signed_len);
+  CHECK_OK(cb_verify_frame(signed_a, signed_len, pub_a, 1, NULL, &h));
+  /* The frame's checks come first: limits, truncation. */
+  {
+    cb_limits lim;
+    CHECK_OK(cb_limits_default(&lim));
+    lim.max_m = 100;
+    CHECK_CODE(cb_verify_frame(signed_a, signed_len, pub_a, 1, &lim, &h),
+               CB_ERROR_LIMIT_EXCEEDED);
+    CHECK_CODE(cb_verify_frame(signed_a, signed_len - 1, pub_a, 1, NULL, &h), CB_ERROR_TRUNCATED);
+  }
+  /* The keys' arguments. */
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, NULL, 1, NULL, &h), CB_ERROR_NULL_POINTER);
+  CHECK_CODE(cb_verify_frame(signed_a, signed_len, not_a_point, 1, NULL, &h),
+             CB_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(cb_last_error_message(), "key 0") != NULL);
+  CHECK_CODE(cb_verify_frame(NULL, 5, pub_a, 1, NULL, &h), CB_ERROR_NULL_POINTER);
+  CHECK_CODE(cb_sign_frame(plain, plain_len, NULL, delta, sizeof delta, &need),
+             CB_ERROR_NULL_POINTER);
+  CHECK_CODE(cb_sign_frame(plain, 0, secret_a, delta, sizeof delta, &need), CB_ERROR_EMPTY_INPUT);
+  CHECK_CODE(cb_sign_frame(plain, plain_len - 1, secret_a, delta, sizeof delta, &need),
+             CB_ERROR_TRUNCATED);
+
+  /* Signed again by another key: the same length, the other key's. */
+  signed_b = sign_copy(signed_a, signed_len, secret_b, &b_len);
+  CHECK(signed_b != NULL && b_len == signed_len);
+  CHECK_OK(cb_verify_frame(signed_b, b_len, pub_b, 1, NULL, &h));
+  CHECK(memcmp(h.signer, pub_b, CB_KEY_ID_LEN) == 0);
+  CHECK_CODE(cb_verify_frame(signed_b, b_len, pub_a, 1, NULL, &h), CB_ERROR_UNKNOWN_KEY);
+  /* A forgery that names key A: B's signature does not verify with it. */
+  {
+    cb_frame_info hb;
+    CHECK_OK(cb_inspect(signed_b, b_len, NULL, &hb));
+    /* The key id is the last 8 bytes of the metadata, before the payload
+     * length's varint: find it by content. */
+    for (i = 0; (size_t)i + CB_KEY_ID_LEN <= hb.header_len; i++)
+      if (memcmp(signed_b + i, pub_b, CB_KEY_ID_LEN) == 0) {
+        memcpy(signed_b + i, pub_a, CB_KEY_ID_LEN);
+        break;
+      }
+    CHECK((size_t)i + CB_KEY_ID_LEN <= hb.header_len);
+    fix_frame_crc(signed_b, b_len, 1);
+    CHECK_CODE(cb_verify_frame(signed_b, b_len, pub_a, 1, NULL, &h), CB_ERROR_BAD_SIGNATURE);
+  }
+
+  /* A signed delta applies as the delta does. */
+  CHECK_OK(cb_filter_clone(f, &changed));
+  CHECK_OK(cb_filter_add(changed, (const uint8_t *)"one more", 8));
+  id.seq = 6;
+  CHECK_OK(cb_delta_encode(f, changed, &id, delta, sizeof delta, &delta_len));
+  delta_signed = sign_copy(delta, delta_len, secret_a, &delta_signed_len);
+  CHECK(delta_signed != NULL && delta_signed_len <= delta_len + CB_SIGN_OVERHEAD);
+  CHECK_OK(cb_verify_frame(delta_signed, delta_signed_len, pub_a, 1, NULL, &h));
+  CHECK(h.is_delta && h.has_signer);
+  CHECK_OK(cb_filter_apply_delta(back, delta_signed, delta_signed_len, NULL));
+  CHECK(same_filter(back, changed));
+
+  free(plain);
+  free(signed_a);
+  free(again);
+  free(signed_b);
+  free(delta_signed);
+  cb_filter_free(f);
+  cb_filter_free(back);
+  cb_filter_free(changed);
+}
+
+/* The raw frame of what a subscriber holds, to see that a refusal left
+ * it unchanged. */
+static unsigned char *held_frame(const cb_subscriber *s, size_t *len) {
+  cb_filter *f = NULL;
+  unsigned char *frame;
+  *len = 0;
+  if (cb_subscriber_filter(s, &f) != CB_OK)
+    return NULL;
+  frame = encode(f, CB_CODING_RAW, NULL, len);
+  cb_filter_free(f);
+  return frame;
+}
+
+/* Publishes one update with a new key "K-I" into buf; returns its length. */
+static size_t publish_one(cb_publisher *p, int i, unsigned char *buf, size_t cap) {
+  char k[32];
+  size_t n = (size_t)snprintf(k, sizeof k, "K-%d", i), len = 0;
+  bool is_delta = false;
+  CHECK_OK(cb_publisher_add(p, (const uint8_t *)k, n));
+  CHECK_OK(cb_publisher_publish(p, buf, cap, &len, &is_delta, NULL));
+  return len;
+}
+
+/* Offers a frame the subscriber must refuse with `code` and `outcome`,
+ * and checks that it still holds the same version and filter. */
+static void refused(cb_subscriber *s, const unsigned char *frame, size_t len, cb_error code,
+                    cb_receive outcome) {
+  cb_update_id before, after;
+  bool has_before = false, has_after = false;
+  size_t before_len, after_len;
+  unsigned char *held_before = held_frame(s, &before_len), *held_after;
+  cb_receive what = CB_RECEIVED_FULL;
+  CHECK_OK(cb_subscriber_version(s, &has_before, &before));
+  CHECK_CODE(cb_subscriber_receive(s, frame, len, &what), code);
+  CHECK(what == outcome);
+  CHECK_OK(cb_subscriber_version(s, &has_after, &after));
+  held_after = held_frame(s, &after_len);
+  CHECK(has_before && has_after && before.epoch == after.epoch && before.seq == after.seq);
+  CHECK(same_bytes(held_before, before_len, held_after, after_len));
+  free(held_before);
+  free(held_after);
+}
+
+/* A publisher that signs, and a subscriber that takes only signed frames:
+ * it refuses unsigned, foreign and altered frames, newer ones included,
+ * with its state unchanged; keys rotate without a refused update. */
+static void test_signed_sync(void) {
+  static unsigned char frame[65536], forged[65536];
+  uint8_t secret_a[CB_KEY_LEN], secret_b[CB_KEY_LEN], secret_c[CB_KEY_LEN];
+  uint8_t keys[2][CB_KEY_LEN], bad[2][CB_KEY_LEN];
+  cb_filter *f = NULL;
+  cb_publisher *pub = NULL, *intruder = NULL;
+  cb_subscriber *s = NULL;
+  cb_publisher_options opts;
+  cb_receive what;
+  size_t len, forged_len;
+  cb_frame_info h;
+  int i;
+  for (i = 0; i < CB_KEY_LEN; i++) {
+    secret_a[i] = (uint8_t)(i * 3 + 1);
+    secret_b[i] = (uint8_t)(255 - i);
+    secret_c[i] = (uint8_t)(i * i);
+  }
+  CHECK_OK(cb_public_key(secret_a, keys[0]));
+  CHECK_OK(cb_public_key(secret_b, keys[1]));
+
+  CHECK_OK(cb_filter_new(CB_KIND_STANDARD, 20000, 3, 2, &f));
+  CHECK_OK(cb_publisher_options_default(&opts));
+  opts.stream = 8;
+  opts.epoch = 1;
+  opts.epoch_from_clock = 0;
+  opts.full_every = 4;
+  CHECK_OK(cb_publisher_new(f, &opts, &pub));
+  CHECK_OK(cb_publisher_set_signing_key(pub, secret_a));
+  CHECK_CODE(cb_publisher_set_signing_key(NULL, secret_a), CB_ERROR_NULL_POINTER);
+  /* Full frames of a later epoch of the same stream: newer than anything
+   * the real publisher sends, so only the signature stops them. */
+  opts.epoch = 50;
+  opts.full_every = 1;
+  CHECK_OK(cb_publisher_new(f, &opts, &intruder));
+
+  CHECK_OK(cb_subscriber_new(NULL, 1, 8, &s));
+  CHECK_OK(cb_subscriber_set_verifying_keys(s, keys[0], 1));
+  /* Before anything is held: unsigned refused as such. */
+  len = publish_one(intruder, 0, forged, sizeof forged);
+  what = CB_RECEIVED_FULL;
+  CHECK_CODE(cb_subscriber_receive(s, forged, len, &what), CB_ERROR_UNSIGNED);
+  CHECK(what == CB_REFUSED_UNSIGNED);
+  /* The signed updates are taken (full frames or deltas, whichever is
+   * smaller). */
+  for (i = 0; i < 3; i++) {
+    len = publish_one(pub, i, frame, sizeof frame);
+    CHECK_OK(cb_inspect(frame, len, NULL, &h));
+    CHECK(h.has_signer && memcmp(h.signer, keys[0], CB_KEY_ID_LEN) == 0);
+    CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+    CHECK(i > 0 || what == CB_RECEIVED_FULL);
+  }
+  /* Refused, state unchanged: unsigned, signed by an unknown key, the
+   * real update with a bit of its signature flipped, or of its payload
+   * with the CRC made good. */
+  forged_len = publish_one(intruder, 1, forged, sizeof forged);
+  refused(s, forged, forged_len, CB_ERROR_UNSIGNED, CB_REFUSED_UNSIGNED);
+  CHECK_OK(cb_publisher_set_signing_key(intruder, secret_c));
+  forged_len = publish_one(intruder, 2, forged, sizeof forged);
+  refused(s, forged, forged_len, CB_ERROR_UNKNOWN_KEY, CB_REFUSED_UNKNOWN_KEY);
+  len = publish_one(pub, 3, frame, sizeof frame);
+  frame[len - 30] ^= 0x04;
+  refused(s, frame, len, CB_ERROR_BAD_SIGNATURE, CB_REFUSED_BAD_SIGNATURE);
+  frame[len - 30] ^= 0x04;
+  CHECK_OK(cb_inspect(frame, len, NULL, &h));
+  frame[h.header_len] ^= 0x80;
+  fix_frame_crc(frame, len, 1);
+  refused(s, frame, len, CB_ERROR_BAD_SIGNATURE, CB_REFUSED_BAD_SIGNATURE);
+  frame[h.header_len] ^= 0x80;
+  fix_frame_crc(frame, len, 1);
+  CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+  /* Keys that are not public keys are refused, and the old ones kept. */
+  memcpy(bad[0], keys[1], CB_KEY_LEN);
+  memset(bad[1], 0, CB_KEY_LEN);
+  bad[1][0] = 2;
+  CHECK_CODE(cb_subscriber_set_verifying_keys(s, &bad[0][0], 2), CB_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(cb_last_error_message(), "key 1") != NULL);
+  CHECK_CODE(cb_subscriber_set_verifying_keys(s, NULL, 1), CB_ERROR_NULL_POINTER);
+  refused(s, forged, forged_len, CB_ERROR_UNKNOWN_KEY, CB_REFUSED_UNKNOWN_KEY);
+
+  /* Rotation: the subscriber holds A and B, the publisher moves to B,
+   * then the subscriber drops A. No update is refused. */
+  CHECK_OK(cb_subscriber_set_verifying_keys(s, &keys[0][0], 2));
+  len = publish_one(pub, 4, frame, sizeof frame);
+  CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+  CHECK_OK(cb_publisher_set_signing_key(pub, secret_b));
+  for (i = 5; i < 7; i++) {
+    len = publish_one(pub, i, frame, sizeof frame);
+    CHECK_OK(cb_inspect(frame, len, NULL, &h));
+    CHECK(h.has_signer && memcmp(h.signer, keys[1], CB_KEY_ID_LEN) == 0);
+    CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+  }
+  CHECK_OK(cb_subscriber_set_verifying_keys(s, keys[1], 1));
+  len = publish_one(pub, 7, frame, sizeof frame);
+  CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+  /* The retired key A no longer passes, even on a newer version. */
+  CHECK_OK(cb_publisher_set_signing_key(intruder, secret_a));
+  forged_len = publish_one(intruder, 3, forged, sizeof forged);
+  refused(s, forged, forged_len, CB_ERROR_UNKNOWN_KEY, CB_REFUSED_UNKNOWN_KEY);
+  {
+    bool hit = false;
+    cb_update_id v;
+    bool has = false;
+    for (i = 0; i < 8; i++) {
+      char k[32];
+      size_t n = (size_t)snprintf(k, sizeof k, "K-%d", i);
+      CHECK_OK(cb_subscriber_contains(s, (const uint8_t *)k, n, &hit));
+      CHECK(hit);
+    }
+    CHECK_OK(cb_subscriber_version(s, &has, &v));
+    CHECK(has && v.epoch == 1 && v.seq == 7);
+  }
+  /* No keys: unsigned frames are taken again; a publisher without a key
+   * sends them. */
+  CHECK_OK(cb_subscriber_set_verifying_keys(s, NULL, 0));
+  CHECK_OK(cb_publisher_set_signing_key(pub, NULL));
+  len = publish_one(pub, 8, frame, sizeof frame);
+  CHECK_OK(cb_inspect(frame, len, NULL, &h));
+  CHECK(!h.has_signer);
+  CHECK_OK(cb_subscriber_receive(s, frame, len, &what));
+  CHECK_OK(cb_subscriber_free(s));
+  CHECK_OK(cb_publisher_free(pub));
+  CHECK_OK(cb_publisher_free(intruder));
+  cb_filter_free(f);
+}
+
 /* The refusals that are not about one kind or one feature. */
 static void test_errors(void) {
   cb_filter *f = filled(CB_KIND_STANDARD), *out = NULL;
@@ -1023,6 +1454,8 @@ int main(int argc, char **argv) {
   test_plans();
   test_deltas();
   test_subscriber();
+  test_sign_verify();
+  test_signed_sync();
   test_errors();
   for (code = 0; code < CB_ERROR_COUNT; code++)
     if (!codes_seen[code]) {
