@@ -46,6 +46,7 @@
 mod config;
 mod error;
 internal_modules!(headers);
+internal_modules!(pieces);
 mod publisher;
 mod subscriber;
 

@@ -9,5 +9,6 @@ mod common;
 mod delta;
 mod kinds;
 mod nats;
+mod nats_cluster;
 mod ordering;
 mod summary_cache;
