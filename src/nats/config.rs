@@ -62,6 +62,12 @@ pub struct NatsConfig {
     /// of it is buffered. 1 GiB by default, as
     /// [`DecodeLimits::max_frame_len`](crate::DecodeLimits::max_frame_len).
     pub max_frame_bytes: u64,
+    /// How long one JetStream request (a stream lookup, a message fetch,
+    /// a publish's acknowledgement) may take before it counts as failed
+    /// and is retried with backoff. When a cluster loses the stream's
+    /// leader, requests go unanswered until a new one is elected: a
+    /// shorter timeout notices the new leader sooner. 5 s by default.
+    pub request_timeout: Duration,
 }
 
 /// Checks one part of a subject: the characters NATS gives a meaning to
@@ -96,7 +102,7 @@ impl NatsConfig {
     /// Defaults: 1024 updates of history, a full frame at least every 10 s,
     /// backoff from 100 ms to 5 s, a probe after 2 s without updates, 5
     /// publish attempts, one replica, pieces sized from the server's
-    /// `max_payload`, frames of at most 1 GiB.
+    /// `max_payload`, frames of at most 1 GiB, 5 s per request.
     ///
     /// # Errors
     /// [`NatsError::InvalidName`] for a name that cannot form the subjects.
@@ -115,6 +121,7 @@ impl NatsConfig {
             replicas: 1,
             piece_bytes: None,
             max_frame_bytes: 1 << 30,
+            request_timeout: Duration::from_secs(5),
         })
     }
 
@@ -163,6 +170,13 @@ impl NatsConfig {
             num_replicas: self.replicas.clamp(1, 5),
             ..Default::default()
         }
+    }
+
+    /// A JetStream context on `client` with the request timeout.
+    pub(crate) fn context(&self, client: async_nats::Client) -> async_nats::jetstream::Context {
+        let mut js = async_nats::jetstream::new(client);
+        js.set_timeout(self.request_timeout);
+        js
     }
 
     /// The piece size for a server whose `max_payload` is `max_payload`.

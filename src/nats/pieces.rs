@@ -10,7 +10,7 @@
 //! carry [`FIRST_SEQ`], the stream sequence of the first piece, so that a
 //! reader holding the last piece finds the others.
 //!
-//! The [`Assembler`] takes one message after the other and gives back a
+//! The `Assembler` takes one message after the other and gives back a
 //! whole frame only when every piece came, once each, in order, of one
 //! frame, with exactly the declared length and the declared CRC. The
 //! declared length is checked against the receiver's limit before a byte

@@ -87,7 +87,7 @@ impl NatsPublisher {
         let p = NatsPublisher {
             piece_bytes,
             copies: 0,
-            js: jetstream::new(client),
+            js: config.context(client),
             update_subject: config.update_subject(),
             full_subject: config.full_subject(),
             config,

@@ -209,7 +209,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
         };
         let max_frame_bytes = config.max_frame_bytes;
         NatsSubscriber {
-            js: jetstream::new(client),
+            js: config.context(client),
             update_subject: config.update_subject(),
             full_subject: config.full_subject(),
             config,

@@ -143,6 +143,7 @@ fn config(filter: &str) -> NatsConfig {
     c.max_backoff = Duration::from_millis(500);
     c.probe_interval = Duration::from_millis(500);
     c.publish_attempts = 40;
+    c.request_timeout = Duration::from_secs(1);
     c
 }
 
@@ -558,10 +559,12 @@ async fn a_cluster_loses_servers_and_the_publisher_and_every_subscriber_ends_equ
         let t = Instant::now();
         cluster.kill(leader);
         let v = round(&mut src, &mut r, 3).await;
+        let published_ms = t.elapsed().as_millis();
         let expected = src.p.current();
         for s in &mut subs {
             s.reaches(v, &expected).await;
         }
+        eprintln!("leader killed: published after {published_ms} ms");
         resync_ms.push(("leader killed", t.elapsed().as_millis()));
         let new_leader = stream_leader(&admin, &cfg).await;
         assert_ne!(new_leader, leader);
