@@ -18,6 +18,27 @@
 //! state. Each subscriber has a connection of its own. The last line of
 //! output is one JSON object.
 //!
+//! At scale, against the three-node cluster of `tools/nats_cluster.sh`
+//! (frames above the servers' 1 MiB `max_payload` travel in pieces; the
+//! stream has three replicas when several servers are given), with the
+//! stream's leader SIGKILLed after update 10:
+//!
+//! ```text
+//! urls=$(bash tools/nats_cluster.sh start /tmp/cbloom-cluster | tail -1)
+//! cargo run --release --features nats --example fleet -- --cluster "$urls" \
+//!     --cluster-dir /tmp/cbloom-cluster --kill-server-at 10 \
+//!     --keys 1000000 --fpr 0.0001 --subscribers 20 --updates 20 --churn 0.001
+//! bash tools/nats_cluster.sh stop /tmp/cbloom-cluster
+//! ```
+//!
+//! Subscribers connect to the servers in turn, each knowing all of them,
+//! so that the killed server's subscribers reconnect to another. A resync
+//! is timed from the fault (the kill, the restart of the stopped
+//! subscriber) until every subscriber concerned holds the first version
+//! published after it. `subscriber_rss_bytes` is the growth of this
+//! process's resident memory from before the subscribers started to the
+//! end, divided among them (they share the process).
+//!
 //! CPU times come from /proc (Linux; clock ticks of 10 ms): the
 //! publisher's is its thread's (it runs on a runtime of its own, with its
 //! connection), the subscribers' is the rest of the process during the run.
@@ -41,13 +62,45 @@ struct Args {
     updates: u64,
     churn: f64,
     keys: u64,
+    fpr: f64,
     full_period_ms: u64,
+    cluster: Option<String>,
+    cluster_dir: Option<String>,
+    kill_server_at: Option<u64>,
+}
+
+impl Args {
+    /// The servers to connect to.
+    fn urls(&self) -> Vec<String> {
+        self.cluster
+            .as_deref()
+            .unwrap_or(&self.server)
+            .split(',')
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// A client knowing every server, trying the `i`-th (modulo) first.
+async fn connect(args: &Args, i: usize) -> async_nats::Client {
+    let mut urls = args.urls();
+    let n = urls.len();
+    urls.rotate_left(i % n);
+    async_nats::ConnectOptions::new()
+        .retain_servers_order()
+        .connect(urls)
+        .await
+        .unwrap_or_else(|e| {
+            eprintln!("cannot connect to {:?}: {e}", args.urls());
+            std::process::exit(1)
+        })
 }
 
 const USAGE: &str = "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
-     [--keys K] [--full-period-ms MS]\n\
+     [--keys K] [--fpr F] [--full-period-ms MS] [--cluster URL,URL,URL] \
+     [--cluster-dir DIR --kill-server-at U]\n\
      defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
-     100000 keys, a full frame copy every 2000 ms\n\
+     100000 keys, f = 0.01, a full frame copy every 2000 ms\n\
      at least 2 subscribers (one is stopped and restarted, one joins late) \
      and 2 updates; churn in [0, 1]; at least 1 key";
 
@@ -69,7 +122,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         updates: 50,
         churn: 0.01,
         keys: 100_000,
+        fpr: 0.01,
         full_period_ms: 2000,
+        cluster: None,
+        cluster_dir: None,
+        kill_server_at: None,
     };
     fn num<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, String> {
         v.parse()
@@ -86,7 +143,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--updates",
             "--churn",
             "--keys",
+            "--fpr",
             "--full-period-ms",
+            "--cluster",
+            "--cluster-dir",
+            "--kill-server-at",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown argument `{flag}`"));
@@ -99,6 +160,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--updates" => a.updates = num(&flag, &value, whole)?,
             "--churn" => a.churn = num(&flag, &value, "a fraction such as 0.01")?,
             "--keys" => a.keys = num(&flag, &value, whole)?,
+            "--fpr" => a.fpr = num(&flag, &value, "a rate such as 0.0001")?,
+            "--cluster" => a.cluster = Some(value),
+            "--cluster-dir" => a.cluster_dir = Some(value),
+            "--kill-server-at" => a.kill_server_at = Some(num(&flag, &value, whole)?),
             _ => a.full_period_ms = num(&flag, &value, whole)?,
         }
     }
@@ -121,6 +186,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             a.churn
         ));
     }
+    if !(a.fpr > 0.0 && a.fpr < 1.0) {
+        return Err(format!("--fpr {} is not a rate in (0, 1)", a.fpr));
+    }
+    if a.kill_server_at.is_some() && a.cluster_dir.is_none() {
+        return Err(
+            "--kill-server-at needs --cluster-dir, the directory of tools/nats_cluster.sh".into(),
+        );
+    }
     if a.keys == 0 {
         return Err("--keys 0: the publisher needs at least 1 key".into());
     }
@@ -128,9 +201,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
 }
 
 /// The filter's parameters: the plan `cbloom build --type standard --fpr
-/// 0.01` makes for `keys` keys (the smallest coded frame within 3%, for
-/// the least memory), not the uncompressed optimum k = 7.
-fn plan_params(keys: u64) -> Result<FilterParams, String> {
+/// F` makes for `keys` keys (the smallest coded frame within 3%, for the
+/// least memory), not the uncompressed optimum (k = 7 at f = 0.01).
+fn plan_params(keys: u64, fpr: f64) -> Result<FilterParams, String> {
     use compressed_bloom::plan::receiver::{default_plan, Target};
     use compressed_bloom::FilterKind;
     let seed = 0x5eed;
@@ -138,8 +211,8 @@ fn plan_params(keys: u64) -> Result<FilterParams, String> {
         seed,
         ..Default::default()
     };
-    let d = default_plan(&[FilterKind::Standard], keys, Target::Fpr(0.01), &cons)
-        .map_err(|e| format!("no plan for {keys} keys at f = 0.01: {e}"))?;
+    let d = default_plan(&[FilterKind::Standard], keys, Target::Fpr(fpr), &cons)
+        .map_err(|e| format!("no plan for {keys} keys at f = {fpr}: {e}"))?;
     Ok(FilterParams::new(d.plan.m, d.plan.k, seed))
 }
 
@@ -158,6 +231,16 @@ fn cpu_seconds(path: &str) -> f64 {
     f.iter().sum::<u64>() as f64 / 100.0
 }
 
+/// This process's resident memory, from /proc (0 where unknown).
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 fn key(i: u64) -> [u8; 8] {
     i.to_le_bytes()
 }
@@ -172,6 +255,38 @@ struct Published {
     bytes_full_every_time: u64,
     seconds: f64,
     cpu_seconds: f64,
+    frame_bytes_max: u64,
+    pieces_max: u64,
+}
+
+/// SIGKILLs the stream's leader through `tools/nats_cluster.sh kill`;
+/// returns its name.
+async fn kill_leader(
+    js: &async_nats::jetstream::Context,
+    config: &NatsConfig,
+    dir: &str,
+) -> String {
+    let leader = loop {
+        if let Ok(mut s) = js.get_stream(config.stream_name()).await {
+            if let Ok(info) = s.info().await {
+                if let Some(l) = info.cluster.as_ref().and_then(|c| c.leader.clone()) {
+                    break l;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/nats_cluster.sh");
+    let node = leader.trim_start_matches('n');
+    let ok = std::process::Command::new("bash")
+        .args([script, "kill", dir, node])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("fleet: could not kill server {leader} of {dir}");
+        std::process::exit(1);
+    }
+    leader
 }
 
 /// Publishes `args.updates` updates; `progress` carries the last update's
@@ -181,19 +296,17 @@ fn run_publisher(
     config: NatsConfig,
     params: FilterParams,
     progress: watch::Sender<(u64, Option<UpdateId>)>,
+    killed: watch::Sender<Option<(Instant, String)>>,
 ) -> Published {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let client = async_nats::connect(&args.server).await.unwrap_or_else(|e| {
-            eprintln!("cannot connect to {}: {e}", args.server);
-            std::process::exit(1)
-        });
+        let client = connect(args, 0).await;
         let js = async_nats::jetstream::new(client.clone());
         let _ = js.delete_stream(config.stream_name()).await;
-        let mut np = NatsPublisher::new(client, config).await.unwrap();
+        let mut np = NatsPublisher::new(client, config.clone()).await.unwrap();
         // Only the first update must be full: afterwards the publisher
         // sends the smaller of delta and full, and the full-frame subject
         // gets a copy every period for late joiners.
@@ -230,6 +343,12 @@ fn run_publisher(
             measure_cpu += cpu_seconds("/proc/thread-self/stat") - c;
             last = Some(update.id);
             progress.send_replace((u + 1, last));
+            if args.kill_server_at == Some(u + 1) {
+                if let Some(dir) = &args.cluster_dir {
+                    let name = kill_leader(&js, &config, dir).await;
+                    killed.send_replace(Some((Instant::now(), name)));
+                }
+            }
         }
         let seconds = t0.elapsed().as_secs_f64();
         let cpu = cpu_seconds("/proc/thread-self/stat") - cpu0 - measure_cpu;
@@ -243,9 +362,16 @@ fn run_publisher(
             bytes_full_every_time: full_every_time,
             seconds,
             cpu_seconds: cpu.max(0.0),
+            frame_bytes_max: stats.frame_bytes_max,
+            pieces_max: stats.pieces_max,
         }
     })
 }
+
+/// A resync being timed: what, since when, after how many updates its
+/// target is published, the version to reach, and which member (`None`:
+/// all but a stopped one).
+type Resync = (String, Instant, u64, Option<UpdateId>, Option<usize>);
 
 /// A subscriber in a task of its own, with a connection of its own.
 struct Member {
@@ -253,8 +379,8 @@ struct Member {
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn join(server: &str, config: &NatsConfig) -> Member {
-    let client = async_nats::connect(server).await.unwrap();
+async fn join(args: &Args, i: usize, config: &NatsConfig) -> Member {
+    let client = connect(args, i).await;
     let mut sub = NatsSubscriber::new(
         client,
         config.clone(),
@@ -296,13 +422,21 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let params = plan_params(args.keys).unwrap_or_else(|e| {
+    let params = plan_params(args.keys, args.fpr).unwrap_or_else(|e| {
         eprintln!("fleet: error: {e}");
         std::process::exit(2)
     });
     let (m, k) = (params.m, params.k);
     let mut config = NatsConfig::new("cbloom-example", "fleet").unwrap();
     config.full_period = Some(Duration::from_millis(args.full_period_ms));
+    if args.urls().len() > 1 {
+        config.replicas = 3;
+    }
+    // A lost leader: ask again soon, and long enough for an election.
+    config.request_timeout = Duration::from_secs(1);
+    config.max_backoff = Duration::from_secs(1);
+    config.probe_interval = Duration::from_secs(1);
+    config.publish_attempts = 60;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -310,39 +444,85 @@ fn main() {
         .build()
         .unwrap();
     let (progress_tx, mut progress) = watch::channel((0u64, None));
+    let (killed_tx, killed) = watch::channel(None);
+    let rss_start = rss_bytes();
     let cpu_start = cpu_seconds("/proc/self/stat");
     let t0 = Instant::now();
     let args = Arc::new(args);
     let publisher = {
         let (args, config) = (Arc::clone(&args), config.clone());
-        std::thread::spawn(move || run_publisher(&args, config, params, progress_tx))
+        std::thread::spawn(move || run_publisher(&args, config, params, progress_tx, killed_tx))
     };
 
     let result = rt.block_on(async {
         let u = args.updates;
         // Everyone but the late joiner, from the start.
         let mut members = Vec::new();
-        for _ in 0..args.subscribers - 1 {
-            members.push(join(&args.server, &config).await);
+        for i in 0..args.subscribers - 1 {
+            members.push(join(&args, i, &config).await);
         }
         // Index 0 is stopped for a fifth of the updates, from a quarter on.
         let (stop_at, restart_at, join_at) = (u / 4, u / 4 + (u / 5).max(1), u / 2);
         let mut late: Option<(Member, Instant, UpdateId)> = None;
         let mut catch_up_ms = None;
         let (mut stopped, mut restarted) = (false, false);
+        // Open resyncs: what, since when, the version to reach, and which
+        // members (None: all but a stopped one).
+        let mut open: Vec<Resync> = Vec::new();
+        let mut resyncs: Vec<(String, f64)> = Vec::new();
+        let mut kill_seen = false;
+        let mut killed_server = None;
         loop {
             let (done, last) = *progress.borrow_and_update();
+            if !kill_seen {
+                if let Some((at, name)) = killed.borrow().clone() {
+                    kill_seen = true;
+                    let after = args.kill_server_at.unwrap_or(0);
+                    open.push((format!("server {name} killed"), at, after, None, None));
+                    killed_server = Some(name);
+                }
+            }
+            // A resync's target: the first version published after it.
+            let stopped_now = stopped && !restarted;
+            for (_, _, after, target, _) in &mut open {
+                if target.is_none() && done > *after {
+                    *target = last;
+                }
+            }
+            open.retain(|(what, at, _, target, who)| {
+                let Some(v) = target else { return true };
+                let holds = |m: &Member| {
+                    m.state
+                        .borrow()
+                        .version
+                        .is_some_and(|h| h.version() >= v.version())
+                };
+                let all = match who {
+                    Some(i) => holds(&members[*i]),
+                    None => members
+                        .iter()
+                        .enumerate()
+                        .all(|(i, m)| (stopped_now && i == 0) || holds(m)),
+                };
+                if all {
+                    resyncs.push((what.clone(), at.elapsed().as_secs_f64() * 1e3));
+                }
+                !all
+            });
             if !stopped && done >= stop_at {
                 members[0].task.abort();
                 stopped = true;
             }
             if stopped && !restarted && done >= restart_at {
-                members[0] = join(&args.server, &config).await;
+                members[0] = join(&args, 0, &config).await;
                 restarted = true;
+                let at = Instant::now();
+                open.push(("restarted subscriber".into(), at, 0, last, Some(0)));
             }
             if late.is_none() && done >= join_at {
                 if let Some(v) = last {
-                    late = Some((join(&args.server, &config).await, Instant::now(), v));
+                    let i = args.subscribers - 1;
+                    late = Some((join(&args, i, &config).await, Instant::now(), v));
                 }
             }
             if let Some((m, started, v)) = late.as_mut() {
@@ -355,7 +535,10 @@ fn main() {
                     catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            if done >= u && late.is_some() {
+            if done >= u
+                && late.is_some()
+                && (open.is_empty() || t0.elapsed() > Duration::from_secs(600))
+            {
                 break;
             }
             let _ = tokio::time::timeout(Duration::from_millis(20), progress.changed()).await;
@@ -378,9 +561,21 @@ fn main() {
         for m in &members {
             m.task.abort();
         }
-        (published, equal_each, catch_up_ms, converged)
+        (
+            published,
+            equal_each,
+            catch_up_ms,
+            converged,
+            resyncs,
+            killed_server,
+        )
     });
-    let (published, equal_each, catch_up_ms, converged) = result;
+    let (published, equal_each, catch_up_ms, converged, resyncs, killed_server) = result;
+    let rss_end = rss_bytes();
+    let resync_ms_max = resyncs
+        .iter()
+        .map(|r| r.1)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let cpu_total = cpu_seconds("/proc/self/stat") - cpu_start;
     let subscribers_cpu = (cpu_total - published.cpu_seconds).max(0.0);
     let n_subs = args.subscribers;
@@ -441,6 +636,13 @@ fn main() {
             "converged_s": (converged * 100.0).round() / 100.0,
             "publisher_cpu_s": (published.cpu_seconds * 100.0).round() / 100.0,
             "subscribers_cpu_s": (subscribers_cpu * 100.0).round() / 100.0,
+            "servers": args.urls().len(),
+            "killed_server": killed_server,
+            "frame_bytes_max": published.frame_bytes_max,
+            "pieces_max": published.pieces_max,
+            "resyncs_ms": resyncs.iter().map(|(w, ms)| serde_json::json!({"what": w, "ms": ms.round()})).collect::<Vec<_>>(),
+            "resync_ms_max": resync_ms_max.map(f64::round),
+            "subscriber_rss_bytes": rss_end.saturating_sub(rss_start) / n_subs as u64,
         })
     );
     if !equal {
@@ -527,7 +729,11 @@ mod tests {
                 updates: 4,
                 churn: 0.5,
                 keys: 7,
+                fpr: 0.01,
                 full_period_ms: 9,
+                cluster: None,
+                cluster_dir: None,
+                kill_server_at: None,
             }
         );
     }
@@ -536,7 +742,7 @@ mod tests {
     /// uncompressed optimum (k = 7, 9.59 bits per key).
     #[test]
     fn the_filter_is_planned_for_a_coded_frame() {
-        let p = plan_params(100_000).unwrap();
+        let p = plan_params(100_000, 0.01).unwrap();
         let f = compressed_bloom::plan::fpr_finite(p.m, 100_000, p.k);
         assert!(f <= 0.01, "f = {f}");
         assert!(p.k < 7, "k = {}", p.k);

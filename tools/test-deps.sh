@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond cargo, on a fresh Debian or
 # Ubuntu machine: nats-server (the nats feature's tests start their own on
-# loopback), and the commands the CLI tests drive cbloom with (`script`
+# loopback, and three as a cluster through tools/nats_cluster.sh), and the
+# commands the CLI tests drive cbloom with (`script`
 # for a terminal, `chattr` to lock a directory, `mkfifo`). What cannot be
 # installed here is named, and the script fails: no test is left to skip.
 set -euo pipefail

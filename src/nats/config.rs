@@ -14,7 +14,9 @@ pub struct NatsConfig {
     /// How many messages the stream keeps per subject: the update history
     /// a subscriber that was away can still replay (older ones are dropped
     /// and such a subscriber resynchronises from the full frame instead).
-    /// The full-frame subject keeps one message whatever this is.
+    /// A frame sent in pieces counts one message per piece, so this must
+    /// be well above twice the pieces of a full frame. The full-frame
+    /// subject keeps one frame whatever this is.
     pub delta_history: i64,
     /// The longest time between two copies of the full frame on the
     /// full-frame subject while updates are published: how far behind the
@@ -38,6 +40,34 @@ pub struct NatsConfig {
     /// stream if it is gone) before it gives up with
     /// [`NatsError::Publish`].
     pub publish_attempts: u32,
+    /// How many servers of a JetStream cluster keep a copy of the stream,
+    /// when the publisher creates it (1 to 5; an existing stream keeps its
+    /// own). With 3 (R3) the stream survives the loss of any one server:
+    /// every frame is stored on three servers and acknowledged once two
+    /// have it, and when the stream's leader dies the other two elect a
+    /// new one (a few seconds during which publishing waits and retries)
+    /// and go on with nothing lost. It costs three times the disk and the
+    /// replication traffic, and each publish waits for a quorum of two
+    /// servers instead of one. 1 (the default) fits a single server.
+    pub replicas: usize,
+    /// The largest piece of a frame, in bytes: a larger frame travels as
+    /// several messages on its subject (see the module docs). `None` (the
+    /// default) takes three quarters of the server's `max_payload`, less
+    /// 8 KiB for headers: the stream's message-get API, with which a
+    /// subscriber fetches the full frame, returns a piece as base64 in
+    /// JSON, and that answer too must fit in `max_payload`.
+    pub piece_bytes: Option<usize>,
+    /// The largest frame a subscriber puts together from pieces, in bytes:
+    /// a frame declared larger is refused at its first piece, before any
+    /// of it is buffered. 1 GiB by default, as
+    /// [`DecodeLimits::max_frame_len`](crate::DecodeLimits::max_frame_len).
+    pub max_frame_bytes: u64,
+    /// How long one JetStream request (a stream lookup, a message fetch,
+    /// a publish's acknowledgement) may take before it counts as failed
+    /// and is retried with backoff. When a cluster loses the stream's
+    /// leader, requests go unanswered until a new one is elected: a
+    /// shorter timeout notices the new leader sooner. 5 s by default.
+    pub request_timeout: Duration,
     /// How long every frame may be refused as stale before a subscriber
     /// suspects its own version: a frame at a version no real publisher
     /// reaches (forged by someone who may publish on the subjects, when
@@ -80,8 +110,9 @@ impl NatsConfig {
     ///
     /// Defaults: 1024 updates of history, a full frame at least every 10 s,
     /// backoff from 100 ms to 5 s, a probe after 2 s without updates, 5
-    /// publish attempts, 30 s of stale frames before a pinned version is
-    /// suspected.
+    /// publish attempts, one replica, pieces sized from the server's
+    /// `max_payload`, frames of at most 1 GiB, 5 s per request, 30 s of
+    /// stale frames before a pinned version is suspected.
     ///
     /// # Errors
     /// [`NatsError::InvalidName`] for a name that cannot form the subjects.
@@ -97,6 +128,10 @@ impl NatsConfig {
             max_backoff: Duration::from_secs(5),
             probe_interval: Duration::from_secs(2),
             publish_attempts: 5,
+            replicas: 1,
+            piece_bytes: None,
+            max_frame_bytes: 1 << 30,
+            request_timeout: Duration::from_secs(5),
             stale_timeout: Duration::from_secs(30),
         })
     }
@@ -131,8 +166,9 @@ impl NatsConfig {
 
     /// The stream as the publisher creates it: file storage (so that a
     /// restarted server still has the history and the full frame), the
-    /// history limit per subject, and rollup headers allowed (the
-    /// full-frame subject's one-message rule).
+    /// history limit per subject, rollup headers allowed (the full-frame
+    /// subject's one-message rule), and [`replicas`](Self::replicas)
+    /// copies.
     pub(crate) fn stream_config(&self) -> stream::Config {
         stream::Config {
             name: self.stream_name(),
@@ -141,8 +177,24 @@ impl NatsConfig {
             storage: stream::StorageType::File,
             discard: stream::DiscardPolicy::Old,
             allow_rollup: true,
+            allow_direct: false,
+            num_replicas: self.replicas.clamp(1, 5),
             ..Default::default()
         }
+    }
+
+    /// A JetStream context on `client` with the request timeout.
+    pub(crate) fn context(&self, client: async_nats::Client) -> async_nats::jetstream::Context {
+        let mut js = async_nats::jetstream::new(client);
+        js.set_timeout(self.request_timeout);
+        js
+    }
+
+    /// The piece size for a server whose `max_payload` is `max_payload`.
+    pub(crate) fn piece_bytes_for(&self, max_payload: usize) -> usize {
+        self.piece_bytes
+            .unwrap_or_else(|| (max_payload / 4 * 3).saturating_sub(8 << 10))
+            .max(1024)
     }
 
     /// The wait after `current`: doubled, within the configured bounds.

@@ -33,6 +33,37 @@
 //! [`Subscriber::receive`](crate::sync::Subscriber::receive) checks the
 //! identity inside the frame, under its CRC.
 //!
+//! # Frames larger than one message
+//!
+//! A server refuses a message above its `max_payload` (1 MiB by default;
+//! NATS advises against more than 8 MiB, and 64 MiB is the hard limit),
+//! and a filter of 10^6 to 10^7 keys is a frame of 2 to 20 MB. A frame
+//! larger than [`NatsConfig::piece_bytes`] therefore travels as pieces:
+//! consecutive messages on its own subject, each with the piece headers
+//! (index, count, the frame's length and its CRC-32C), and a subscriber
+//! puts them back together within [`NatsConfig::max_frame_bytes`],
+//! refusing missing, repeated, reordered, interleaved or oversized pieces
+//! and a frame whose CRC disagrees ([`Event::PiecesRefused`]), its state
+//! unchanged. A frame that fits travels as one message, as before.
+//!
+//! The pieces are messages of this layer's own stream, not JetStream's
+//! Object Store: an object lives in a stream of its own (`OBJ_<bucket>`),
+//! so an update stored there would have no place in the update subject's
+//! sequence, and a late joiner would again need a second, racy lookup to
+//! learn which deltas follow the full frame it fetched. In the one stream,
+//! the full frame's last piece has a stream sequence like any message, and
+//! the subscriber resumes right after it, whatever the frame's size. A copy
+//! of the full frame in pieces is written without a rollup, and once its
+//! last piece is stored the publisher purges the full-frame subject of
+//! everything else, so that the subject always holds one complete frame.
+//!
+//! # Clusters
+//!
+//! [`NatsConfig::replicas`] sets how many servers of a JetStream cluster
+//! keep the stream (3 to survive the loss of any one). Give the clients
+//! every server's URL: a subscriber whose server dies reconnects to
+//! another and resumes where it was.
+//!
 //! # Faults
 //!
 //! A subscriber never applies a frame out of order, and every frame goes
@@ -69,6 +100,7 @@
 mod config;
 mod error;
 internal_modules!(headers);
+internal_modules!(pieces);
 mod publisher;
 mod subscriber;
 

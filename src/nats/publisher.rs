@@ -1,6 +1,6 @@
 //! The sending side: a [`Publisher`]'s updates stored in JetStream.
 
-use super::{headers, NatsConfig, NatsError, SharedKind};
+use super::{headers, pieces, NatsConfig, NatsError, SharedKind};
 use crate::sync::Publisher;
 use crate::sync::{Update, UpdateKind};
 use async_nats::header::{NATS_MESSAGE_ID, NATS_ROLLUP};
@@ -26,6 +26,13 @@ pub struct PublishStats {
     pub full_copy_bytes: u64,
     /// Attempts that failed and were retried.
     pub retries: u64,
+    /// Messages stored: one per frame, or one per piece of a frame sent
+    /// in pieces.
+    pub messages: u64,
+    /// The largest frame stored, in bytes.
+    pub frame_bytes_max: u64,
+    /// The most pieces one frame took (1 for frames sent whole).
+    pub pieces_max: u64,
 }
 
 impl PublishStats {
@@ -38,13 +45,16 @@ impl PublishStats {
 /// Publishes one filter's updates: every update on the update subject, and
 /// the latest full frame on the full-frame subject.
 ///
-/// A frame is one NATS message, so the server's `max_payload` (1 MiB by
-/// default) bounds the full frame: a larger filter needs a server
-/// configured for it, or [`NatsError::Publish`] says the message is too
-/// large.
+/// A frame that fits in one message goes as one; a larger one, in pieces
+/// of [`NatsConfig::piece_bytes`] (by default sized from the server's
+/// `max_payload`), one message each, consecutive on its subject.
 pub struct NatsPublisher {
     js: jetstream::Context,
     config: NatsConfig,
+    piece_bytes: usize,
+    /// Full-frame copies put so far, to tell one copy's pieces from
+    /// another's in their message ids.
+    copies: u64,
     update_subject: String,
     full_subject: String,
     /// When the full-frame subject was last written.
@@ -73,8 +83,11 @@ impl NatsPublisher {
     /// created (no JetStream on the server, or a stream of that name with
     /// other subjects).
     pub async fn new(client: async_nats::Client, config: NatsConfig) -> Result<Self, NatsError> {
+        let piece_bytes = config.piece_bytes_for(client.max_payload());
         let p = NatsPublisher {
-            js: jetstream::new(client),
+            piece_bytes,
+            copies: 0,
+            js: config.context(client),
             update_subject: config.update_subject(),
             full_subject: config.full_subject(),
             config,
@@ -158,14 +171,10 @@ impl NatsPublisher {
     /// full frame; [`publish`](Self::publish) and
     /// [`refresh`](Self::refresh) put one as soon as the server takes it.
     pub async fn send(&mut self, update: &Update) -> Result<u64, NatsError> {
-        let mut h = headers::for_update(update);
         let id = update.id;
-        h.insert(
-            NATS_MESSAGE_ID,
-            format!("{}.{}.{}", id.stream, id.epoch, id.seq).as_str(),
-        );
+        let msg_id = format!("{}.{}.{}", id.stream, id.epoch, id.seq);
         let subject = self.update_subject.clone();
-        let seq = self.store(&subject, h, &update.frame).await?;
+        let (_, seq) = self.store_frame(&subject, update, &msg_id, false).await?;
         self.stats.updates += 1;
         self.stats.update_bytes += update.frame.len() as u64;
         if update.kind == UpdateKind::Full {
@@ -175,13 +184,75 @@ impl NatsPublisher {
         Ok(seq)
     }
 
-    /// Stores `full` as the latest full frame (the server drops the one
-    /// before: `Nats-Rollup: sub`).
+    /// Stores `update`'s frame on `subject`: as one message if it fits in
+    /// a piece, else piece after piece. Every message carries the
+    /// identity headers, and `Nats-Msg-Id` `msg_id` (with `.i` for piece
+    /// `i`) so that the server drops a retry of a message it did store.
+    /// `rollup` marks a whole frame `Nats-Rollup: sub`. Returns the stream
+    /// sequences of the first and the last message.
+    async fn store_frame(
+        &mut self,
+        subject: &str,
+        update: &Update,
+        msg_id: &str,
+        rollup: bool,
+    ) -> Result<(u64, u64), NatsError> {
+        let frame = &update.frame;
+        let parts = pieces::cut(frame, self.piece_bytes);
+        let n = parts.len();
+        let (mut first, mut last) = (0, 0);
+        for (i, part) in parts.into_iter().enumerate() {
+            let mut h = headers::for_update(update);
+            if n == 1 {
+                h.insert(NATS_MESSAGE_ID, msg_id);
+                if rollup {
+                    h.insert(NATS_ROLLUP, "sub");
+                }
+            } else {
+                h.insert(NATS_MESSAGE_ID, format!("{msg_id}.{i}").as_str());
+                pieces::piece_headers(&mut h, frame, i, n, (i > 0).then_some(first));
+            }
+            last = self.store(subject, h, part).await?;
+            if i == 0 {
+                first = last;
+            }
+            self.stats.messages += 1;
+        }
+        self.stats.frame_bytes_max = self.stats.frame_bytes_max.max(frame.len() as u64);
+        self.stats.pieces_max = self.stats.pieces_max.max(n as u64);
+        Ok((first, last))
+    }
+
+    /// Stores `full` as the latest full frame. A whole frame goes with
+    /// `Nats-Rollup: sub` (the server drops the one before); pieces go
+    /// without it, and once the last is stored the subject is purged of
+    /// everything but them, so that it never lacks a complete frame.
     async fn put_full(&mut self, full: &Update) -> Result<(), NatsError> {
-        let mut h = headers::for_update(full);
-        h.insert(NATS_ROLLUP, "sub");
         let subject = self.full_subject.clone();
-        self.store(&subject, h, &full.frame).await?;
+        self.copies += 1;
+        let id = full.id;
+        let msg_id = format!("full.{}.{}.{}.{}", id.stream, id.epoch, id.seq, self.copies);
+        let n = pieces::cut(&full.frame, self.piece_bytes).len() as u64;
+        self.store_frame(&subject, full, &msg_id, true).await?;
+        if n > 1 {
+            let purged = async {
+                self.js
+                    .get_stream_no_info(self.config.stream_name())
+                    .await?
+                    .purge()
+                    .filter(subject.as_str())
+                    .keep(n)
+                    .await
+                    .map_err(async_nats::Error::from)
+            }
+            .await;
+            // An older copy left behind costs disk, not correctness: a
+            // subscriber takes the last complete frame. The next copy
+            // purges it.
+            if purged.is_err() {
+                self.stats.retries += 1;
+            }
+        }
         self.stats.full_copies += 1;
         self.stats.full_copy_bytes += full.frame.len() as u64;
         self.last_copy = Some(Instant::now());

@@ -1,6 +1,7 @@
 //! The receiving side: a [`Subscriber`] fed from JetStream, with the
 //! catch-up, resynchronisation and reconnection around it.
 
+use super::pieces::{Assembler, Refused, Took};
 use super::{NatsConfig, SharedKind};
 use crate::filter::BloomFilter;
 use crate::format::UpdateId;
@@ -93,6 +94,25 @@ pub enum Event {
         /// When it looks again.
         retry_in: Duration,
     },
+    /// The pieces of a frame too large for one message were refused
+    /// (missing, repeated, out of order, mixed with another frame's,
+    /// longer than declared, declared above
+    /// [`NatsConfig::max_frame_bytes`], or not matching the frame's CRC),
+    /// and the frame with them; the state is unchanged. On the update
+    /// subject the next update then shows a gap, repaired from the full
+    /// frame.
+    PiecesRefused {
+        /// The stream sequence of the message that made the refusal
+        /// certain.
+        stream_sequence: u64,
+        /// Whether they came from the full-frame subject.
+        from_full_subject: bool,
+        /// What was wrong.
+        reason: String,
+        /// The buffer the subscriber held for the frame when it refused it
+        /// (never more than the declared length, itself within the limit).
+        held_bytes: usize,
+    },
     /// The stream was deleted and created anew (or replaced) since the
     /// subscriber last saw it: its history and sequence numbers restarted,
     /// so the subscriber resynchronises from the next full frame.
@@ -160,6 +180,10 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     pending: VecDeque<Event>,
     /// Since when every frame has been refused as stale, if they are.
     stale_since: Option<Instant>,
+    /// The update subject's frame being put together from pieces.
+    assembler: Assembler,
+    /// The most memory a frame in pieces held, on either subject.
+    pieces_peak: usize,
 }
 
 impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
@@ -198,8 +222,9 @@ impl<F: SharedKind> NatsSubscriber<F> {
             filter: subscriber.filter().cloned().map(Arc::new),
             version: subscriber.version(),
         };
+        let max_frame_bytes = config.max_frame_bytes;
         NatsSubscriber {
-            js: jetstream::new(client),
+            js: config.context(client),
             update_subject: config.update_subject(),
             full_subject: config.full_subject(),
             config,
@@ -215,6 +240,8 @@ impl<F: SharedKind> NatsSubscriber<F> {
             stale_since: None,
             created: None,
             pending: VecDeque::new(),
+            assembler: Assembler::new(max_frame_bytes),
+            pieces_peak: 0,
         }
     }
 
@@ -231,6 +258,13 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// The version held.
     pub fn version(&self) -> Option<UpdateId> {
         self.sub.version()
+    }
+
+    /// The most memory, in bytes, that a frame arriving in pieces held
+    /// while it was put together (or refused), on either subject; 0 if
+    /// every frame came whole.
+    pub fn pieces_peak_bytes(&self) -> usize {
+        self.pieces_peak.max(self.assembler.peak_bytes())
     }
 
     /// The sync subscriber and the state it holds, for a restart that keeps
@@ -394,6 +428,9 @@ impl<F: SharedKind> NatsSubscriber<F> {
             .await
             .map_err(server)?;
         self.messages = Some(consumer.messages().await.map_err(server)?);
+        // The consumer starts at a frame's first message: a frame half put
+        // together comes again whole.
+        self.assembler.reset();
         self.last_activity = Instant::now();
         Ok(())
     }
@@ -409,22 +446,126 @@ impl<F: SharedKind> NatsSubscriber<F> {
         }
     }
 
-    /// Takes the latest full frame if it is newer than the state held, and
-    /// moves the update consumer to the message after it.
-    async fn fetch_full<I>(&mut self, stream: &Stream<I>) -> Result<(), WaitReason> {
-        let msg = match stream
+    /// Reports a refused frame in pieces.
+    fn refused(&mut self, r: Refused, stream_sequence: u64, from_full_subject: bool) {
+        self.pieces_peak = self.pieces_peak.max(r.held_bytes);
+        self.pending.push_back(Event::PiecesRefused {
+            stream_sequence,
+            from_full_subject,
+            reason: r.reason,
+            held_bytes: r.held_bytes,
+        });
+    }
+
+    /// The latest complete full frame and the stream sequence of its last
+    /// message: the last message of the full-frame subject, or, for a
+    /// frame in pieces, the pieces from the first (its [`FIRST_SEQ`]
+    /// header) to it. `Ok(None)` when the subject is empty or its last
+    /// frame is being written (the pieces are read again later).
+    ///
+    /// [`FIRST_SEQ`]: super::pieces::FIRST_SEQ
+    async fn full_frame<I>(
+        &mut self,
+        stream: &Stream<I>,
+    ) -> Result<Option<(bytes::Bytes, u64)>, WaitReason> {
+        let last = match stream
             .get_last_raw_message_by_subject(&self.full_subject)
             .await
         {
             Ok(m) => m,
             Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {
-                self.full_later(WaitReason::NoFullFrame);
-                return Ok(());
+                return Ok(None)
             }
             Err(e) => return Err(server(e)),
         };
+        let info = match super::pieces::piece_info(Some(&last.headers)) {
+            Ok(None) => return Ok(Some((last.payload, last.sequence))),
+            Ok(Some(info)) => info,
+            Err(reason) => {
+                let r = Refused {
+                    reason,
+                    held_bytes: 0,
+                };
+                self.refused(r, last.sequence, true);
+                return Ok(None);
+            }
+        };
+        if info.index + 1 < info.count {
+            // A copy being written now: the one before it was purged
+            // only if this one is complete, so wait for it.
+            return Ok(None);
+        }
+        let first = info.first_seq.unwrap_or(last.sequence);
+        // Pieces of one copy are stored one after the other by one
+        // publisher; a few other messages between them are tolerated, a
+        // claim reaching far back is not followed.
+        let span_limit = u64::from(info.count).saturating_mul(2).saturating_add(16);
+        if first > last.sequence || last.sequence - first >= span_limit {
+            let r = Refused {
+                reason: format!(
+                    "the last piece of the full frame, at {}, places the first at {first}",
+                    last.sequence
+                ),
+                held_bytes: 0,
+            };
+            self.refused(r, last.sequence, true);
+            return Ok(None);
+        }
+        let mut assembler = Assembler::new(self.config.max_frame_bytes);
+        let mut at = first;
+        let mut result = None;
+        while at <= last.sequence {
+            let m = match stream
+                .get_first_raw_message_by_subject(&self.full_subject, at)
+                .await
+            {
+                Ok(m) => m,
+                // Purged meanwhile: a newer copy is complete.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        async_nats::jetstream::stream::RawMessageErrorKind::NoMessageFound
+                    ) =>
+                {
+                    break
+                }
+                Err(e) => return Err(server(e)),
+            };
+            if m.sequence > last.sequence {
+                break;
+            }
+            at = m.sequence.saturating_add(1);
+            let (cut, took) = assembler.push(Some(&m.headers), &m.payload);
+            if let Some(r) = cut {
+                self.refused(r, m.sequence, true);
+            }
+            match took {
+                Took::Pending => {}
+                Took::Frame(f) if m.sequence == last.sequence => {
+                    result = Some((f, m.sequence));
+                    break;
+                }
+                // A whole frame before the last piece: an older copy.
+                Took::Frame(_) => {}
+                Took::Refused(r) => {
+                    self.refused(r, m.sequence, true);
+                    break;
+                }
+            }
+        }
+        self.pieces_peak = self.pieces_peak.max(assembler.peak_bytes());
+        Ok(result)
+    }
+
+    /// Takes the latest full frame if it is newer than the state held, and
+    /// moves the update consumer to the message after it.
+    async fn fetch_full<I>(&mut self, stream: &Stream<I>) -> Result<(), WaitReason> {
+        let Some((payload, sequence)) = self.full_frame(stream).await? else {
+            self.full_later(WaitReason::NoFullFrame);
+            return Ok(());
+        };
         let previous = self.sub.version();
-        match self.sub.receive(&msg.payload) {
+        match self.sub.receive(&payload) {
             Ok(_) => {
                 self.need_full = false;
                 self.backoff = Duration::ZERO;
@@ -432,13 +573,13 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 self.pending.push_back(Event::Resynchronised {
                     previous,
                     version: self.sub.version(),
-                    stream_sequence: msg.sequence,
-                    bytes: msg.payload.len(),
+                    stream_sequence: sequence,
+                    bytes: payload.len(),
                 });
                 // Every update after this full frame is stored after it, in
                 // the same stream: resume right behind it (back, if updates
                 // after it were refused while the gap was open).
-                let resume = msg.sequence.saturating_add(1);
+                let resume = sequence.saturating_add(1);
                 if self.next_seq != resume {
                     self.next_seq = resume;
                     self.messages = None;
@@ -451,10 +592,10 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 // cannot be taken.
                 let saved = self.sub.clone();
                 self.sub.reset();
-                if let Err(reason) = self.sub.receive(&msg.payload) {
+                if let Err(reason) = self.sub.receive(&payload) {
                     self.sub = saved;
                     self.pending.push_back(Event::Skipped {
-                        stream_sequence: msg.sequence,
+                        stream_sequence: sequence,
                         from_full_subject: true,
                         reason,
                     });
@@ -468,22 +609,22 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 self.pending.push_back(Event::Unpinned {
                     previous,
                     version: self.sub.version(),
-                    stream_sequence: msg.sequence,
+                    stream_sequence: sequence,
                 });
-                self.next_seq = msg.sequence.saturating_add(1);
+                self.next_seq = sequence.saturating_add(1);
                 self.messages = None;
             }
             Err(reason) => {
                 let stale = matches!(reason, SyncError::Stale { .. });
                 self.pending.push_back(Event::Skipped {
-                    stream_sequence: msg.sequence,
+                    stream_sequence: sequence,
                     from_full_subject: true,
                     reason,
                 });
                 if stale && self.next_seq == 0 {
                     // Held state at or past this frame: what it lacks comes
                     // after it.
-                    self.next_seq = msg.sequence.saturating_add(1);
+                    self.next_seq = sequence.saturating_add(1);
                 }
                 if self.need_full || self.sub.filter().is_none() {
                     let why = if stale {
@@ -505,14 +646,30 @@ impl<F: SharedKind> NatsSubscriber<F> {
             .is_some_and(|t| t.elapsed() >= self.config.stale_timeout)
     }
 
-    /// Feeds one message of the update subject to the subscriber.
+    /// Feeds one message of the update subject to the subscriber: a whole
+    /// frame at once, a piece to the assembler (the frame goes to the
+    /// subscriber with its last piece).
     fn take(&mut self, msg: jetstream::Message) {
         let stream_sequence = msg.info().map_or(0, |i| i.stream_sequence);
-        if stream_sequence > 0 {
+        let (cut, took) = self
+            .assembler
+            .push(msg.message.headers.as_ref(), &msg.message.payload);
+        if let Some(r) = cut {
+            self.refused(r, stream_sequence, false);
+        }
+        // The consumer resumes after the last whole frame or refusal, so
+        // that a frame half put together is read again from its first
+        // piece.
+        if stream_sequence > 0 && !self.assembler.pending() {
             self.next_seq = stream_sequence.saturating_add(1);
         }
-        let frame = &msg.message.payload;
-        match self.sub.receive(frame) {
+        let frame = match took {
+            Took::Frame(f) => f,
+            Took::Pending => return,
+            Took::Refused(r) => return self.refused(r, stream_sequence, false),
+        };
+        self.pieces_peak = self.pieces_peak.max(self.assembler.peak_bytes());
+        match self.sub.receive(&frame) {
             Ok(kind) => {
                 self.stale_since = None;
                 if kind == UpdateKind::Full {

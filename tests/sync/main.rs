@@ -10,6 +10,7 @@ mod delta;
 mod kinds;
 mod nats;
 mod nats_auth;
+mod nats_cluster;
 mod ordering;
 mod signed;
 mod summary_cache;
