@@ -140,3 +140,23 @@ fn the_reference_verifier_agrees() {
         );
     }
 }
+
+#[test]
+fn the_format_document_prints_the_signed_delta_and_its_key() {
+    // FORMAT.md section 7 prints the frame and the public key, so that a
+    // decoder written from the document can check a signature.
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md")).unwrap();
+    let (public, frames) = vectors();
+    let (_, delta) = frames.iter().find(|(n, _)| n == "signed_delta").unwrap();
+    let at = doc
+        .find("A signed frame (section 6, tag 2)")
+        .expect("section 7 names it");
+    let section = &doc[at..];
+    assert!(section.contains(&public), "the public key is printed");
+    let start = section.find("```\n").unwrap() + 4;
+    let end = start + section[start..].find("```").unwrap();
+    let printed: String = section[start..end].split_whitespace().collect();
+    let hex: String = delta.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(printed, hex);
+}
