@@ -382,7 +382,7 @@ pub enum SyncError {
     /// The frame is signed by a key the subscriber does not hold.
     #[error(
         "frame signed by key {}, which this subscriber does not hold",
-        hex(key_id)
+        format::key_id_hex(key_id)
     )]
     UnknownKey {
         /// The signer's key id.
@@ -390,7 +390,10 @@ pub enum SyncError {
     },
     /// The frame's signature does not verify with the key it names: it was
     /// altered after signing, or forged.
-    #[error("bad signature on a frame that names key {}", hex(key_id))]
+    #[error(
+        "bad signature on a frame that names key {}",
+        format::key_id_hex(key_id)
+    )]
     BadSignature {
         /// The key id the frame names.
         key_id: [u8; 8],
@@ -398,11 +401,6 @@ pub enum SyncError {
     /// The frame itself is invalid.
     #[error(transparent)]
     Decode(#[from] DecodeError),
-}
-
-/// A key id as 16 hex digits, for messages.
-fn hex(id: &[u8; 8]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The filter a subscriber holds, its digest (kept so that a delta for

@@ -71,14 +71,14 @@ pub enum DecodeError {
     #[error("the frame is not signed, and only signed frames are accepted")]
     Unsigned,
     /// A frame signed by a key the receiver does not hold.
-    #[error("the frame is signed by key {}, which is not among the receiver's keys", hex8(key_id))]
+    #[error("the frame is signed by key {}, which is not among the receiver's keys", super::signature::key_id_hex(key_id))]
     UnknownKey {
         /// The signer's key id (metadata tag 2).
         key_id: [u8; 8],
     },
     /// A signature that does not verify with the key its id names: the
     /// frame was altered, or not signed by that key.
-    #[error("the frame's signature does not verify with key {}", hex8(key_id))]
+    #[error("the frame's signature does not verify with key {}", super::signature::key_id_hex(key_id))]
     BadSignature {
         /// The signer's key id (metadata tag 2).
         key_id: [u8; 8],
@@ -251,7 +251,3 @@ pub enum EncodeError {
     },
 }
 
-/// A key id as 16 hex digits, for messages.
-fn hex8(id: &[u8; 8]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
-}

@@ -32,6 +32,8 @@ use bytes::{Buf, BufMut};
 pub use coding::Coding;
 pub use error::{DecodeError, EncodeError};
 #[cfg(feature = "std")]
+pub(crate) use signature::key_id_hex;
+#[cfg(feature = "std")]
 pub(crate) use signature::verify_signature;
 pub use signature::{sign_frame, verify_frame};
 use header::HeaderFields;

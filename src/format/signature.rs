@@ -22,6 +22,11 @@ fn key_id(key: &VerifyingKey) -> [u8; KEY_ID_LEN] {
     id
 }
 
+/// A key id as 16 hex digits, for the messages that name it.
+pub(crate) fn key_id_hex(id: &[u8; KEY_ID_LEN]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// `frame` signed by `key`: the same frame with the key's id as metadata
 /// record 2, a new CRC, and the signature of it all after the CRC. A
 /// signed frame is version 3. A frame already signed is signed anew.
