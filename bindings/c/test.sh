@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The C suite (tools/test.sh runs it after the Rust tests):
+# The C suite (the README's test command runs it after the Rust tests):
 #   bash bindings/c/test.sh
 # Builds the library, checks that the committed header is the one
 # cbindgen generates, runs the C tests and the arbitrary-bytes driver

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python suite, as tools/test.sh runs it:
+# The Python suite, as the README's test command runs it:
 #   bash bindings/python/test.sh
 # Builds the package into a fresh virtual environment (removed and made
 # again on every run) with `pip install ./bindings/python`, which fetches
