@@ -21,6 +21,18 @@
 //! `w_0..w_3`, and position `i` is `w_i mod m` (k = 4, m < 2^32, seed 0).
 //! Squid's key is its method id as one byte followed by the URL
 //! ([`crate::kinds::squid::store_key`]).
+//!
+//! Scheme 4 ([`HashScheme::Bip37Murmur`], format version 3) is BIP37's
+//! `filterload` hashing, so that the Bloom filters Bitcoin SPV wallets send
+//! can be held and queried as Bitcoin Core holds them: position `i` is
+//! `MurmurHash3_x86_32(i·0xFBA4C795 + seed mod 2^32, key) mod m` for
+//! i = 0..k−1, where the seed is BIP37's `nTweak` (k ≤ 50, seed < 2^32,
+//! m a multiple of 8 up to 288,000). Up to 50 Murmur runs per key cannot
+//! be derived from one [`KeyHash`], so [`BloomFilter::insert`] and
+//! [`BloomFilter::contains`](crate::BloomFilter::contains) hash the key
+//! itself under this scheme ([`positions_of_key`]).
+//!
+//! [`BloomFilter::insert`]: crate::BloomFilter::insert
 
 use md5::{Digest, Md5};
 use xxhash_rust::xxh3::xxh3_128_with_seed;
@@ -36,6 +48,15 @@ pub enum HashScheme {
     /// words, each modulo m. Requires k = 4, m < 2^32 and seed 0. Wire id
     /// 2, format version 3.
     SquidMd5,
+    /// BIP37's `filterload` hashing: for i = 0..k−1, MurmurHash3 (x86,
+    /// 32-bit) of the key with seed `i·0xFBA4C795 + seed` (mod 2^32; the
+    /// seed is BIP37's `nTweak`), modulo m. Requires 1 ≤ k ≤ 50,
+    /// seed < 2^32, and m a multiple of 8 with 8 ≤ m ≤ 288,000. Wire id 4,
+    /// format version 3. A [`KeyHash`] under this scheme holds only the
+    /// first four Murmur values: use the key-taking calls
+    /// ([`BloomFilter::insert`](crate::BloomFilter::insert),
+    /// [`BloomFilter::contains`](crate::BloomFilter::contains)).
+    Bip37Murmur,
 }
 
 impl HashScheme {
@@ -44,6 +65,7 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3EnhancedDouble => 1,
             HashScheme::SquidMd5 => 2,
+            HashScheme::Bip37Murmur => 4,
         }
     }
 
@@ -52,6 +74,7 @@ impl HashScheme {
         match id {
             1 => Some(HashScheme::Xxh3EnhancedDouble),
             2 => Some(HashScheme::SquidMd5),
+            4 => Some(HashScheme::Bip37Murmur),
             _ => None,
         }
     }
@@ -60,7 +83,7 @@ impl HashScheme {
     pub const fn min_version(self) -> u8 {
         match self {
             HashScheme::Xxh3EnhancedDouble => 1,
-            HashScheme::SquidMd5 => 3,
+            HashScheme::SquidMd5 | HashScheme::Bip37Murmur => 3,
         }
     }
 
@@ -69,11 +92,16 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3EnhancedDouble => "xxh3",
             HashScheme::SquidMd5 => "squid-md5",
+            HashScheme::Bip37Murmur => "bip37-murmur3",
         }
     }
 
     /// The 128-bit hash of `key` under this scheme (`seed` is ignored by
-    /// [`HashScheme::SquidMd5`], whose filters have seed 0).
+    /// [`HashScheme::SquidMd5`], whose filters have seed 0). Under
+    /// [`HashScheme::Bip37Murmur`] it holds the Murmur values of positions
+    /// 0 to 3 (the seed's low 32 bits are the tweak), as 32-bit words in
+    /// the order [`KeyHash::positions_for`] reads Squid's: a filter with
+    /// k > 4 needs the key itself ([`positions_of_key`]).
     #[inline]
     pub fn hash(self, key: &[u8], seed: u64) -> KeyHash {
         match self {
@@ -86,8 +114,91 @@ impl HashScheme {
                     h2: u64::from_be_bytes(lo.try_into().unwrap_or([0; 8])),
                 }
             }
+            HashScheme::Bip37Murmur => {
+                let w = |i: u32| u64::from(murmur3_x86_32(bip37_seed(i, seed), key));
+                KeyHash {
+                    h1: (w(0) << 32) | w(1),
+                    h2: (w(2) << 32) | w(3),
+                }
+            }
         }
     }
+}
+
+/// BIP37's seed for hash function `i`: `i·0xFBA4C795 + tweak` modulo 2^32
+/// (the tweak is the low 32 bits of the filter's seed, which the scheme's
+/// rules keep below 2^32).
+#[inline]
+const fn bip37_seed(i: u32, seed: u64) -> u32 {
+    i.wrapping_mul(0xFBA4_C795).wrapping_add(seed as u32)
+}
+
+/// The k positions of `key` in `[0, m)` under BIP37's hashing
+/// ([`HashScheme::Bip37Murmur`]), computed lazily so that a query stops at
+/// the first clear bit, as Bitcoin Core's `CBloomFilter::contains` does.
+/// m must be at least 1.
+pub(crate) fn bip37_positions(
+    key: &[u8],
+    seed: u64,
+    m: u64,
+    k: u32,
+) -> impl Iterator<Item = u64> + '_ {
+    let m = m.max(1);
+    (0..k).map(move |i| u64::from(murmur3_x86_32(bip37_seed(i, seed), key)) % m)
+}
+
+internal! {
+/// The k positions of `key` in `[0, m)` under `scheme`, hashing the key
+/// itself: the path of every scheme for callers that hold the key, and the
+/// only exact one for [`HashScheme::Bip37Murmur`] with k > 4.
+pub fn positions_of_key<'a>(
+    scheme: HashScheme,
+    key: &'a [u8],
+    seed: u64,
+    m: u64,
+    k: u32,
+) -> impl Iterator<Item = u64> + 'a {
+    let (bip37, other) = match scheme {
+        HashScheme::Bip37Murmur => (Some(bip37_positions(key, seed, m, k)), None),
+        _ => (None, Some(scheme.hash(key, seed).positions_for(scheme, m, k))),
+    };
+    bip37.into_iter().flatten().chain(other.into_iter().flatten())
+}
+}
+
+internal! {
+/// MurmurHash3, x86 32-bit variant (Austin Appleby's `MurmurHash3_x86_32`,
+/// as Bitcoin Core's `MurmurHash3(nHashSeed, vDataToHash)` computes it):
+/// 4-byte blocks read little-endian, the 1–3 tail bytes little-endian,
+/// the length xored in, then the 32-bit finaliser. Checked against the
+/// 14 vectors of Core's `hash_tests.cpp` (tests/data/bip37-murmur3.txt).
+pub fn murmur3_x86_32(seed: u32, data: &[u8]) -> u32 {
+    const C1: u32 = 0xcc9e_2d51;
+    const C2: u32 = 0x1b87_3593;
+    let mix = |k: u32| k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+    let mut h = seed;
+    let mut blocks = data.chunks_exact(4);
+    for block in &mut blocks {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(block);
+        h ^= mix(u32::from_le_bytes(b));
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut b = [0u8; 4];
+        b.iter_mut().zip(tail).for_each(|(d, s)| *d = *s);
+        h ^= mix(u32::from_le_bytes(b));
+    }
+    // Core hashes at most 2^32 − 1 bytes; the length is taken mod 2^32.
+    h ^= data.len() as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h
+}
 }
 
 /// The two 64-bit base hashes of a key.
@@ -129,12 +240,14 @@ impl KeyHash {
 
     /// The k bit positions in `[0, m)` of this key under `scheme`: for
     /// [`HashScheme::SquidMd5`], word `i` of the digest modulo m (k ≤ 4:
-    /// the positions stop after the fourth word).
+    /// the positions stop after the fourth word); for
+    /// [`HashScheme::Bip37Murmur`] likewise the first four Murmur values
+    /// (a filter with k > 4 needs [`positions_of_key`]).
     #[inline]
     pub fn positions_for(self, scheme: HashScheme, m: u64, k: u32) -> Positions {
         match scheme {
             HashScheme::Xxh3EnhancedDouble => self.positions(m, k),
-            HashScheme::SquidMd5 => Positions {
+            HashScheme::SquidMd5 | HashScheme::Bip37Murmur => Positions {
                 a: self.h1,
                 b: self.h2,
                 i: 0,
@@ -245,7 +358,13 @@ mod tests {
             Some(HashScheme::SquidMd5)
         );
         assert_eq!(HashScheme::from_id(0), None);
-        assert_eq!(HashScheme::from_id(3), None);
+        assert_eq!(
+            HashScheme::from_id(HashScheme::Bip37Murmur.id()),
+            Some(HashScheme::Bip37Murmur)
+        );
+        assert_eq!(HashScheme::Bip37Murmur.id(), 4);
+        assert_eq!(HashScheme::Bip37Murmur.min_version(), 3);
+        assert_eq!(HashScheme::Bip37Murmur.name(), "bip37-murmur3");
     }
 
     /// RFC 1321's test vector MD5("abc") = 900150983cd24fb0d6963f7d28e17f72,
@@ -267,6 +386,35 @@ mod tests {
                 0xd696_3f7d % 1000,
                 0x28e1_7f72 % 1000
             ]
+        );
+    }
+
+    /// The KeyHash of scheme 4 holds the first four Murmur values, so its
+    /// positions agree with the key path for k ≤ 4; the key path goes on
+    /// to k = 50 with BIP37's seeds (i·0xFBA4C795 + tweak, wrapping).
+    #[test]
+    fn bip37_key_path_and_keyhash_agree() {
+        let key = b"bip37";
+        let seed = 0x8000_0001u64;
+        let m = 24u64;
+        let all: Vec<u64> = positions_of_key(HashScheme::Bip37Murmur, key, seed, m, 50).collect();
+        assert_eq!(all.len(), 50);
+        for (i, &p) in all.iter().enumerate() {
+            let s = (i as u32)
+                .wrapping_mul(0xFBA4_C795)
+                .wrapping_add(0x8000_0001);
+            assert_eq!(p, u64::from(murmur3_x86_32(s, key)) % m);
+        }
+        let first: Vec<u64> = HashScheme::Bip37Murmur
+            .hash(key, seed)
+            .positions_for(HashScheme::Bip37Murmur, m, 4)
+            .collect();
+        assert_eq!(first, all[..4]);
+        let xxh: Vec<u64> =
+            positions_of_key(HashScheme::Xxh3EnhancedDouble, key, 7, 1000, 5).collect();
+        assert_eq!(
+            xxh,
+            KeyHash::new(key, 7).positions(1000, 5).collect::<Vec<_>>()
         );
     }
 }

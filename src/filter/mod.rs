@@ -108,7 +108,9 @@ impl FilterParams {
     }
 
     /// Checks the ranges documented on the fields, and the scheme's own
-    /// rules ([`HashScheme::SquidMd5`]: k = 4, m < 2^32, seed 0).
+    /// rules ([`HashScheme::SquidMd5`]: k = 4, m < 2^32, seed 0;
+    /// [`HashScheme::Bip37Murmur`]: k ≤ 50, seed < 2^32, m a multiple of 8
+    /// up to 288,000).
     ///
     /// # Errors
     /// [`FilterError::InvalidM`], [`FilterError::InvalidK`] or
@@ -133,6 +135,19 @@ impl FilterParams {
     pub(crate) const fn scheme_rule_broken(&self) -> Option<&'static str> {
         match self.scheme {
             HashScheme::Xxh3EnhancedDouble => None,
+            HashScheme::Bip37Murmur => {
+                if self.k > crate::kinds::bip37::MAX_HASH_FUNCS {
+                    Some("BIP37 allows at most 50 hash functions (k <= 50)")
+                } else if self.seed > u32::MAX as u64 {
+                    Some("BIP37's seed is the 32-bit nTweak: seed < 2^32")
+                } else if !self.m.is_multiple_of(8) {
+                    Some("BIP37's filter is whole bytes: m a multiple of 8")
+                } else if self.m > crate::kinds::bip37::MAX_FILTER_BYTES as u64 * 8 {
+                    Some("BIP37's filter is at most 36,000 bytes (m <= 288,000)")
+                } else {
+                    None
+                }
+            }
             HashScheme::SquidMd5 => {
                 if self.k != 4 {
                     Some("Squid's hashing gives exactly k = 4 positions")
@@ -322,6 +337,15 @@ impl BloomFilter {
 
     /// Inserts a key.
     pub fn insert(&mut self, key: &[u8]) {
+        if self.params.scheme == HashScheme::Bip37Murmur {
+            // Up to 50 Murmur runs: not expressible as one KeyHash.
+            let p = self.params;
+            for pos in crate::hash::bip37_positions(key, p.seed, p.m, p.k) {
+                self.set_bit(pos);
+            }
+            self.n = self.n.saturating_add(1);
+            return;
+        }
         self.insert_hash(self.hash(key));
     }
 
@@ -331,7 +355,10 @@ impl BloomFilter {
         self.params.scheme.hash(key, self.params.seed)
     }
 
-    /// Inserts a key by its precomputed hash ([`hash`](Self::hash)).
+    /// Inserts a key by its precomputed hash ([`hash`](Self::hash)). Under
+    /// [`HashScheme::Bip37Murmur`] a hash holds only the first four
+    /// positions: a filter with k > 4 sets all of a key's bits only through
+    /// [`insert`](Self::insert).
     pub fn insert_hash(&mut self, h: KeyHash) {
         let p = &self.params;
         for pos in h.positions_for(p.scheme, p.m, p.k) {
@@ -361,10 +388,17 @@ impl BloomFilter {
 
     /// True if the key may be in the set; false if it certainly is not.
     pub fn contains(&self, key: &[u8]) -> bool {
+        if self.params.scheme == HashScheme::Bip37Murmur {
+            let p = &self.params;
+            return crate::hash::bip37_positions(key, p.seed, p.m, p.k).all(|pos| self.bit(pos));
+        }
         self.contains_hash(self.hash(key))
     }
 
     /// [`contains`](Self::contains) by precomputed hash ([`hash`](Self::hash)).
+    /// Under [`HashScheme::Bip37Murmur`] with k > 4 it checks the first four
+    /// positions only (never a false negative, more false positives):
+    /// [`contains`](Self::contains) checks all k.
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         let p = &self.params;
         h.positions_for(p.scheme, p.m, p.k)

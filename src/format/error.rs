@@ -189,6 +189,10 @@ pub enum DecodeError {
     /// The frame is not a Squid digest (no Squid header, metadata tag 1).
     #[error("not a Squid digest: the frame has no Squid header (metadata tag 1)")]
     NotSquid,
+    /// The frame is not a BIP37 filter (hash scheme 4 with BIP37's flags,
+    /// metadata tag 4).
+    #[error("not a BIP37 filter: the frame has no BIP37 record (hash scheme 4, metadata tag 4)")]
+    NotBip37,
     /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
     #[error("decoded filter invalid: {0}")]
     Filter(#[from] FilterError),

@@ -9,7 +9,8 @@
 //!               the frame uses)
 //! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta;
 //!               4 static coded, version 3 only)
-//! 4       1     hash scheme id (1 xxh3; 2 Squid's MD5, version 3 only)
+//! 4       1     hash scheme id (1 xxh3; 2 Squid's MD5, 4 BIP37's
+//!               MurmurHash3: version 3 only)
 //! 5       1     flags (v1, v2: must be 0; v3: 0x01 identity, 0x02 metadata)
 //! 6       1     kind (version 3 only; 0 standard, 1 counting, 2 partitioned,
 //!               3 scalable, 4 sparse, 5 ribbon)
@@ -63,6 +64,9 @@ pub const SQUID_CBLOCK_LEN: usize = 128;
 /// record holds the signing key's id, and the Ed25519 signature of the
 /// whole frame, CRC included, follows the CRC.
 pub const META_SIGNATURE: u64 = 2;
+/// Metadata tag 4: BIP37's `nFlags`, one byte verbatim (docs/FORMAT.md
+/// section 6), with hash scheme 4.
+pub const META_BIP37: u64 = 4;
 /// Length of a signing key's id: the first 8 bytes of its 32-byte Ed25519
 /// public key.
 pub const KEY_ID_LEN: usize = 8;
@@ -107,6 +111,8 @@ pub(crate) struct HeaderFields {
     /// The signing key's id, as metadata tag 2 (section 6): the frame is
     /// followed by its signature.
     pub(crate) signer: Option<[u8; KEY_ID_LEN]>,
+    /// BIP37's `nFlags`, as metadata tag 4 (section 6).
+    pub(crate) bip37_flags: Option<u8>,
 }
 
 impl HeaderFields {
@@ -118,6 +124,7 @@ impl HeaderFields {
             identity: None,
             squid_cblock: None,
             signer: None,
+            bip37_flags: None,
         }
     }
 
@@ -129,6 +136,7 @@ impl HeaderFields {
             identity: None,
             squid_cblock: None,
             signer: None,
+            bip37_flags: None,
         }
     }
 
@@ -138,6 +146,7 @@ impl HeaderFields {
         if self.identity.is_some()
             || self.squid_cblock.is_some()
             || self.signer.is_some()
+            || self.bip37_flags.is_some()
             || !matches!(self.kind, FilterKind::Standard)
             || scheme.min_version() >= 3
         {
@@ -151,7 +160,7 @@ impl HeaderFields {
     /// `tag ‖ len ‖ bytes` for each, in increasing tag order; `None`
     /// without records.
     fn records(&self) -> Option<Vec<u8>> {
-        if self.squid_cblock.is_none() && self.signer.is_none() {
+        if self.squid_cblock.is_none() && self.signer.is_none() && self.bip37_flags.is_none() {
             return None;
         }
         let mut out = Vec::new();
@@ -164,6 +173,11 @@ impl HeaderFields {
             varint::put(&mut out, META_SIGNATURE);
             varint::put(&mut out, KEY_ID_LEN as u64);
             out.extend_from_slice(&id);
+        }
+        if let Some(flags) = self.bip37_flags {
+            varint::put(&mut out, META_BIP37);
+            varint::put(&mut out, 1);
+            out.push(flags);
         }
         Some(out)
     }
@@ -192,6 +206,9 @@ pub struct FrameHeader {
     /// signed: its signature follows the CRC. Checked by
     /// [`verify_frame`](crate::format::verify_frame), not by the decoders.
     pub signer: Option<[u8; KEY_ID_LEN]>,
+    /// BIP37's `nFlags` (metadata tag 4), if the frame is a BIP37
+    /// `filterload` filter ([`crate::bitcoin::Bip37Filter`]).
+    pub bip37_flags: Option<u8>,
     /// Payload length in bytes.
     pub payload_len: u64,
     /// Header length in bytes (fixed part plus varints and records).
@@ -357,6 +374,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         metadata: fields.metadata,
         squid_cblock: fields.squid_cblock.map(|(_, cb)| cb),
         signer: fields.signer,
+        bip37_flags: fields.bip37_flags.map(|(_, f)| f),
         payload_len: fields.payload_len.0,
         header_len: fields.header_len,
     };
@@ -388,6 +406,8 @@ struct Varints {
     metadata: Option<(usize, usize)>,
     squid_cblock: Option<(usize, [u8; SQUID_CBLOCK_LEN])>,
     signer: Option<[u8; KEY_ID_LEN]>,
+    /// BIP37's flags byte and where it is.
+    bip37_flags: Option<(usize, u8)>,
     payload_len: (u64, usize),
     header_len: usize,
 }
@@ -481,6 +501,7 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
     let mut metadata = None;
     let mut squid_cblock = None;
     let mut signer = None;
+    let mut bip37_flags = None;
     if fixed.flags & FLAG_METADATA != 0 {
         let found = records(&mut cur)?;
         metadata = Some((found.start, found.len));
@@ -492,6 +513,9 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
             let id = data.get(i..i.saturating_add(KEY_ID_LEN))?;
             <[u8; KEY_ID_LEN]>::try_from(id).ok()
         });
+        bip37_flags = found
+            .bip37_at
+            .and_then(|i| Some((i, *data.get(i)?)));
     }
     let payload_len = cur.next("payload_len")?;
     Ok(Varints {
@@ -504,6 +528,7 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
         metadata,
         squid_cblock,
         signer,
+        bip37_flags,
         payload_len,
         header_len: cur.at,
     })
@@ -592,8 +617,23 @@ fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> 
         return Err(DecodeError::InvalidField {
             offset: 4,
             field: "hash scheme",
-            reason: "Squid's hashing (scheme 2) is for the standard kind only",
+            reason: if fixed.scheme == HashScheme::Bip37Murmur {
+                "BIP37's hashing (scheme 4) is for the standard kind only"
+            } else {
+                "Squid's hashing (scheme 2) is for the standard kind only"
+            },
         });
+    }
+    if let Some((at, _)) = v.bip37_flags {
+        // The record describes a filter BIP37's hashing built: it has no
+        // meaning beside another scheme.
+        if fixed.scheme != HashScheme::Bip37Murmur {
+            return Err(DecodeError::InvalidField {
+                offset: at,
+                field: "metadata tag",
+                reason: "a BIP37 record (tag 4) needs hash scheme 4",
+            });
+        }
     }
     if let Some((at, cb)) = &v.squid_cblock {
         // Squid's own checks, then that the header describes this filter
@@ -875,7 +915,7 @@ pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
 /// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
 const fn known_metadata_tag(tag: u64) -> bool {
-    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE
+    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE || tag == META_BIP37
 }
 
 /// Where a header's metadata records are, and the known records in them.
@@ -888,6 +928,8 @@ struct Records {
     squid_at: Option<usize>,
     /// Where a signing key's id (tag 2) starts.
     signer_at: Option<usize>,
+    /// Where BIP37's flags byte (tag 4) is.
+    bip37_at: Option<usize>,
 }
 
 /// Reads `meta_len` and the records after it (docs/FORMAT.md section 6).
@@ -912,6 +954,7 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
     let mut last: Option<u64> = None;
     let mut squid_at = None;
     let mut signer_at = None;
+    let mut bip37_at = None;
     while cur.at < end {
         let (tag, tag_at) = cur.next("metadata tag")?;
         let (len, len_at) = cur.next("metadata length")?;
@@ -957,6 +1000,16 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
             }
             signer_at = Some(cur.at);
         }
+        if tag == META_BIP37 {
+            if len != 1 {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "metadata length",
+                    reason: "a BIP37 record (tag 4) is 1 byte",
+                });
+            }
+            bip37_at = Some(cur.at);
+        }
         // len <= room <= 4096.
         cur.at = cur.at.saturating_add(len as usize);
     }
@@ -972,6 +1025,7 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
         len: end.saturating_sub(start),
         squid_at,
         signer_at,
+        bip37_at,
     })
 }
 

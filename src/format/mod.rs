@@ -147,9 +147,7 @@ pub fn encode_static_with(
 ) -> Vec<u8> {
     encode_bits_with(
         filter,
-        FilterKind::Standard,
-        None,
-        None,
+        HeaderFields::plain(FilterType::Raw),
         Coding::Static,
         choice,
     )
@@ -185,27 +183,36 @@ pub(crate) fn encode_bits(
     squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
     coding: Coding,
 ) -> Vec<u8> {
+    let base = HeaderFields {
+        identity,
+        squid_cblock,
+        ..HeaderFields::of_kind(kind, FilterType::Raw)
+    };
+    encode_bits_fields(filter, base, coding)
+}
+
+/// [`encode_bits`] with the header's other fields (identity, metadata
+/// records) given as `base`; its filter type is the one the coding picks.
+pub(crate) fn encode_bits_fields(filter: &BloomFilter, base: HeaderFields, coding: Coding) -> Vec<u8> {
     let choice = coder::static_coded::Choice::default();
-    encode_bits_with(filter, kind, identity, squid_cblock, coding, choice)
+    encode_bits_with(filter, base, coding, choice)
 }
 
 /// [`encode_bits`] with the static coder's choices (used when `coding` is
 /// static, or `auto` picks it).
 fn encode_bits_with(
     filter: &BloomFilter,
-    kind: FilterKind,
-    identity: Option<UpdateId>,
-    squid_cblock: Option<[u8; header::SQUID_CBLOCK_LEN]>,
+    base: HeaderFields,
     coding: Coding,
     choice: coder::static_coded::Choice,
 ) -> Vec<u8> {
     let p = filter.params();
-    let fields = |filter_type| HeaderFields {
-        filter_type,
-        kind,
-        identity,
-        squid_cblock,
-        signer: None,
+    let kind = base.kind;
+    let squid_cblock = base.squid_cblock;
+    let fields = |filter_type| {
+        let mut f = base;
+        f.filter_type = filter_type;
+        f
     };
     let coding = if coding.applies_to(kind, squid_cblock.is_some()) {
         coding
@@ -619,6 +626,7 @@ pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
         identity: Some(id),
         squid_cblock: h.squid_cblock,
         signer: None,
+        bip37_flags: h.bip37_flags,
     };
     frame_bytes(&h.params, h.n, &fields, payload)
 }

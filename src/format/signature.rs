@@ -55,6 +55,7 @@ pub fn sign_frame(frame: &[u8], key: &SigningKey) -> Result<Vec<u8>, DecodeError
         identity: h.identity,
         squid_cblock: h.squid_cblock,
         signer: Some(key_id(&key.verifying_key())),
+        bip37_flags: h.bip37_flags,
     };
     let mut out = frame_bytes(&h.params, h.n, &fields, payload);
     let signature = key.sign(&out);

@@ -360,12 +360,12 @@ pub fn read_frame<R: Read>(r: R, limits: &DecodeLimits) -> Result<BloomFilter, S
         }
         .into());
     }
-    if h.squid_cblock.is_some() {
-        // As CheckedFrame::new says it: a Squid digest is a standard
-        // filter, but not one this reader streams.
+    if h.squid_cblock.is_some() || h.bip37_flags.is_some() {
+        // As CheckedFrame::new says it: a Squid digest (or a BIP37 filter)
+        // is a standard filter, but not one this reader streams.
         return Err(DecodeError::WrongFrameType {
             found: h.filter_type,
-            expected: "a plain bit array (a Squid digest decodes with decode_any)",
+            expected: "a plain bit array (a Squid digest or BIP37 filter decodes with decode_any)",
         }
         .into());
     }
@@ -514,10 +514,10 @@ impl<'a> CheckedFrame<'a> {
     pub fn new(frame: &'a [u8], limits: &DecodeLimits) -> Result<Self, DecodeError> {
         let h = header::parse(frame, limits)?;
         if !streams_bits(&h) {
-            if h.squid_cblock.is_some() {
+            if h.squid_cblock.is_some() || h.bip37_flags.is_some() {
                 return Err(DecodeError::WrongFrameType {
                     found: h.filter_type,
-                    expected: "a plain bit array (a Squid digest decodes with decode_any)",
+                    expected: "a plain bit array (a Squid digest or BIP37 filter decodes with decode_any)",
                 });
             }
             if !matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned) {
@@ -612,6 +612,7 @@ internal! {
 pub fn streams_bits(h: &header::FrameHeader) -> bool {
     matches!(h.kind, FilterKind::Standard | FilterKind::Partitioned)
         && h.squid_cblock.is_none()
+        && h.bip37_flags.is_none()
         && matches!(
             h.filter_type,
             FilterType::Raw | FilterType::Coded | FilterType::StaticCoded

@@ -15,8 +15,8 @@ pub use counting::CountingError;
 /// variant, handed to `$callback`. The order is the order of dispatch: a
 /// full frame goes to the first kind whose
 /// [`Kind::accepts`](crate::Kind::accepts) takes its header, so a Squid
-/// digest (a standard frame with Squid's record) comes before the standard
-/// kind. The list declares each kind's module (`kinds/<module>/`), and
+/// digest (a standard frame with Squid's record) and a BIP37 filter (one
+/// with BIP37's record) come before the standard kind. The list declares each kind's module (`kinds/<module>/`), and
 /// `kind::any` builds [`AnyFilter`](crate::AnyFilter), its dispatch and
 /// its conversions from it. Adding a kind is its folder, a line here and
 /// its wire id in `wire::kind_id` (docs/ARCHITECTURE.md).
@@ -26,6 +26,9 @@ macro_rules! for_each_kind {
             /// A Squid cache digest: a standard filter with Squid's hashing
             /// and Squid's header (metadata tag 1).
             Squid(squid::SquidDigest),
+            /// A BIP37 `filterload` filter: a standard filter with BIP37's
+            /// hashing (scheme 4) and its nFlags (metadata tag 4).
+            Bip37(bip37::Bip37Filter),
             /// [`FilterKind::Standard`](crate::FilterKind::Standard).
             Standard(standard::BloomFilter),
             /// [`FilterKind::Counting`](crate::FilterKind::Counting).
