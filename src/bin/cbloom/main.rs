@@ -21,6 +21,7 @@ macro_rules! note {
     }};
 }
 
+mod bitcoin_cmd;
 mod demo;
 mod files;
 mod filters;
@@ -67,9 +68,12 @@ enum Command {
     Apply(filters::ApplyArgs),
     /// Plan, build, encode, decode and verify a filter from generated keys.
     Demo(demo::DemoArgs),
-    /// Import a Squid cache digest as a frame (`--squid FILE -o OUT`).
+    /// Import a Squid cache digest (`--squid FILE -o OUT`) or a BIP37
+    /// `filterload` payload (`--bip37 FILE [--hex] -o OUT`) as a frame.
     Import(squid_cmd::ImportArgs),
-    /// Export a frame holding a Squid digest as Squid sends it (`--squid IN -o FILE`).
+    /// Export a frame holding a Squid digest as Squid sends it (`--squid IN
+    /// -o FILE`), or a BIP37 filter as its `filterload` payload (`--bip37 IN
+    /// -o FILE [--hex]`).
     Export(squid_cmd::ExportArgs),
     /// Make an Ed25519 key pair for signed frames: OUTPUT (the secret, mode
     /// 0600) and OUTPUT.pub (the public key for --verify).

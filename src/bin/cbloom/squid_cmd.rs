@@ -1,34 +1,49 @@
-//! `import --squid` and `export --squid`: Squid cache digests in and out.
+//! `import` and `export`: filters in deployed formats in and out of
+//! frames: Squid cache digests here (`--squid`), BIP37 `filterload`
+//! payloads in `bitcoin_cmd` (`--bip37`).
 
 use crate::files::{read_all, write_all};
 use crate::{CliResult, LimitArgs};
-use clap::Args;
+use clap::{ArgGroup, Args};
 use compressed_bloom::kinds::squid::{SquidDigest, SquidError};
 use compressed_bloom::AnyFilter;
 use std::path::PathBuf;
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["squid", "bip37"])))]
 pub(crate) struct ImportArgs {
     /// A Squid cache digest (the 128-byte header and the mask), `-` for stdin.
     #[arg(long, value_name = "FILE")]
-    squid: PathBuf,
+    squid: Option<PathBuf>,
+    /// A BIP37 `filterload` payload (CompactSize length, filter bytes,
+    /// nHashFuncs, nTweak, nFlags), `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) bip37: Option<PathBuf>,
+    /// The input file holds hex (whitespace ignored) rather than bytes.
+    #[arg(long, requires = "bip37")]
+    pub(crate) hex: bool,
     /// Output frame (`-` for stdout).
     #[arg(short, long)]
-    output: PathBuf,
-    /// Keep the mask uncoded (a raw frame) instead of the smaller of coded and raw.
+    pub(crate) output: PathBuf,
+    /// Keep the bits uncoded (a raw frame) instead of the smallest coding.
     #[arg(long)]
-    raw: bool,
+    pub(crate) raw: bool,
     #[command(flatten)]
-    limits: LimitArgs,
+    pub(crate) limits: LimitArgs,
     #[command(flatten)]
     pub(crate) sign: crate::sign_cmd::SignArgs,
 }
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
+    let squid = match (&a.squid, &a.bip37) {
+        (Some(path), _) => path,
+        (None, Some(path)) => return crate::bitcoin_cmd::import_bip37(a, path),
+        (None, None) => return Err("give the input: --squid FILE or --bip37 FILE".into()),
+    };
     crate::files::check_output(&a.output)?;
-    let data = read_all(&a.squid)?;
+    let data = read_all(squid)?;
     let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
-        .map_err(|e| format!("{}: {}", a.squid.display(), explain(&e)))?;
+        .map_err(|e| format!("{}: {}", squid.display(), explain(&e)))?;
     // The digest holds the mask now: the bytes read are not kept beside
     // it while the frame is built (a copy of the mask less at the peak).
     let read = data.len();
@@ -75,21 +90,35 @@ fn explain(e: &SquidError) -> String {
 }
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("format").required(true).args(["input", "bip37"])))]
 pub(crate) struct ExportArgs {
     /// A frame holding a Squid digest (from `import --squid`), `-` for stdin.
     #[arg(long = "squid", value_name = "IN")]
-    input: PathBuf,
-    /// Write the digest as Squid sends it (header and mask) to this file.
+    input: Option<PathBuf>,
+    /// A frame holding a BIP37 filter (from `import --bip37`), `-` for
+    /// stdin: writes its `filterload` payload.
+    #[arg(long, value_name = "IN")]
+    pub(crate) bip37: Option<PathBuf>,
+    /// Write the digest as Squid sends it (header and mask), or the
+    /// `filterload` payload, to this file.
     #[arg(short, long, value_name = "FILE")]
-    output: PathBuf,
+    pub(crate) output: PathBuf,
+    /// Write the payload as hex (one line) rather than bytes (--bip37).
+    #[arg(long, requires = "bip37")]
+    pub(crate) hex: bool,
     #[command(flatten)]
-    limits: LimitArgs,
+    pub(crate) limits: LimitArgs,
 }
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
+    let input = match (&a.input, &a.bip37) {
+        (Some(path), _) => path,
+        (None, Some(path)) => return crate::bitcoin_cmd::export_bip37(a, path),
+        (None, None) => return Err("give the input: --squid IN or --bip37 IN".into()),
+    };
     crate::files::check_output(&a.output)?;
-    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", &a.input, e);
-    let data = read_all(&a.input).map_err(named)?;
+    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", input, e);
+    let data = read_all(input).map_err(named)?;
     let d = match compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| named(e.into()))?
     {
@@ -98,7 +127,7 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
             return Err(format!(
                 "{} holds a {} filter with hash scheme {} and no Squid header; \
                  only digests imported with `cbloom import --squid` can be exported to Squid",
-                a.input.display(),
+                input.display(),
                 other.kind().name(),
                 other.params().scheme.name()
             )

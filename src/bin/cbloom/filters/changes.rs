@@ -88,6 +88,9 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         (AnyFilter::Squid(o), AnyFilter::Squid(n), kind) => {
             bits_delta(o.filter(), n.filter(), kind)?
         }
+        (AnyFilter::Bip37(o), AnyFilter::Bip37(n), kind) => {
+            bits_delta(o.filter(), n.filter(), kind)?
+        }
         (AnyFilter::Standard(o), AnyFilter::Standard(n), kind) => bits_delta(o, n, kind)?,
         (AnyFilter::Partitioned(o), AnyFilter::Partitioned(n), _) => {
             compressed_bloom::kinds::partitioned::encode_delta_partitioned_as(o, n, bits_type)?
@@ -110,7 +113,7 @@ pub(crate) fn delta(a: &DeltaArgs) -> CliResult {
         (o, _, _) => {
             return Err(format!(
                 "--type conditional writes a type-3 delta of a bit array (standard, \
-                 partitioned, Squid); a {} filter's delta has one type: leave out --type",
+                 partitioned, Squid, BIP37); a {} filter's delta has one type: leave out --type",
                 o.kind().name()
             )
             .into())

@@ -165,7 +165,8 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
         return Ok(());
     }
     // Standard and partitioned arrays were streamed above: what is left
-    // are the kinds without a single bit array, Squid digests, and frames
+    // are the kinds without a single bit array, Squid digests, BIP37
+    // filters, and frames
     // that are not full filters (decode_any's error).
     match compressed_bloom::decode_any(&data, &limits).map_err(|e| named(e.into()))? {
         AnyFilter::Sparse(s) => {
@@ -256,6 +257,23 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
             note!(
                 "decoded Squid digest m={} k=4: {} -> {} bytes",
                 d.filter().m(),
+                data.len(),
+                out.len()
+            );
+            Ok(())
+        }
+        AnyFilter::Bip37(f) => {
+            let out = if a.bits_only {
+                f.filter().to_bytes()
+            } else {
+                // Uncoded, nFlags kept.
+                compressed_bloom::kinds::bip37::encode_bip37_raw(&f)
+            };
+            write_all(&a.output, &out)?;
+            note!(
+                "decoded BIP37 filter m={} k={}: {} -> {} bytes",
+                f.filter().m(),
+                f.hash_funcs(),
                 data.len(),
                 out.len()
             );

@@ -12,6 +12,11 @@ pub(crate) struct QueryArgs {
     /// File of keys, one per line (`-` for stdin).
     #[arg(long, conflicts_with_all = ["url", "urls"])]
     keys: Option<PathBuf>,
+    /// A key given as its bytes in hex (a BIP37 data element, a script, any
+    /// key that is not text); may be repeated. Printed back in hex.
+    #[arg(long = "key-hex", value_name = "HEX", value_parser = crate::bitcoin_cmd::parse_hex,
+          conflicts_with_all = ["url", "urls"])]
+    key_hex: Vec<Vec<u8>>,
     /// A URL to look up in a Squid digest, hashed as Squid does (method byte
     /// and URL); may be repeated.
     #[arg(long, conflicts_with = "urls")]
@@ -69,9 +74,11 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         let flag = if a.keys.is_some() { "--keys" } else { "--urls" };
         crate::one_stdin(("FILTER", &a.filter), (flag, path))?;
     }
-    if a.key.is_empty() && key_file.is_none() && a.url.is_empty() {
+    if a.key.is_empty() && key_file.is_none() && a.url.is_empty() && a.key_hex.is_empty() {
         return Err(Box::new(UsageError(
-            "give keys to look up: KEY..., --keys FILE, or --url/--urls for a Squid digest".into(),
+            "give keys to look up: KEY..., --keys FILE, --key-hex HEX, or --url/--urls for a \
+             Squid digest"
+                .into(),
         )));
     }
     let f = kinds::read_any("FILTER", &a.filter, &a.limits)?;
@@ -99,7 +106,8 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
     let (mut present, mut total) = (0u64, 0u64);
     let per_line = !a.count && !a.quiet;
     let per_key_json = per_line && a.json;
-    let mut ask = |key: &[u8]| -> CliResult {
+    // `as_hex`: the key came as hex and is printed back so.
+    let mut ask = |key: &[u8], as_hex: bool| -> CliResult {
         use std::io::Write as _;
         let hit = if by_url {
             // Squid's store key: the method byte, then the URL.
@@ -114,23 +122,29 @@ pub(crate) fn query(a: &QueryArgs) -> CliResult {
         total += 1;
         if per_key_json {
             let v = match std::str::from_utf8(key) {
-                Ok(text) => json!({"key": text, "present": hit}),
-                Err(_) => json!({"key_hex": hex(key), "present": hit}),
+                Ok(text) if !as_hex => json!({"key": text, "present": hit}),
+                _ => json!({"key_hex": hex(key), "present": hit}),
             };
             writeln!(out, "{v}")?;
+        } else if per_line && as_hex {
+            out.write_all(hex(key).as_bytes())?;
+            out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
         } else if per_line {
             out.write_all(key)?;
             out.write_all(if hit { b"\tpresent\n" } else { b"\tabsent\n" })?;
         }
         Ok(())
     };
+    for key in &a.key_hex {
+        ask(key, true)?;
+    }
     match key_file {
         Some(path) => {
-            for_each_key(path, a.skip_blank, &mut ask)?;
+            for_each_key(path, a.skip_blank, |k| ask(k, false))?;
         }
         None => {
             for key in a.key.iter().chain(&a.url) {
-                ask(key.as_bytes())?;
+                ask(key.as_bytes(), false)?;
             }
         }
     }
