@@ -3,7 +3,8 @@
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
 with hash scheme 2 of section 1.1; tag 2, the signer, with the signature
-checked by tools/ref_ed25519.py), and the counting (8.1), partitioned
+checked by tools/ref_ed25519.py; tag 4, BIP37's flags, with hash scheme 4
+of section 1.3 and its MurmurHash3), and the counting (8.1), partitioned
 (8.2), scalable (8.3) and sparse (8.4) kinds, and filter type 4 (static coded,
 kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py.
 
@@ -12,6 +13,10 @@ kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py
     python3 tools/ref_kinds.py apply-counting BASE DELTA OUT   # a counting delta: the result's counters
     python3 tools/ref_kinds.py verify FRAME PUBKEY   # a signed frame (section 6, tag 2): its signature, with the public key in hex
     python3 tools/ref_kinds.py squid FRAME OUT   # a frame with a Squid header: the digest as Squid sends it
+    python3 tools/ref_kinds.py bip37 FRAME OUT   # a frame with a BIP37 record: its filterload payload (section 1.3)
+    python3 tools/ref_kinds.py bip37-query FRAME HEX...   # "HEX present|absent" per key, hashed by section 1.3
+    python3 tools/ref_kinds.py bip37-build LEN K TWEAK FLAGS N OUT
+        # a filterload payload of LEN bytes with the keys key-1..key-N, by section 1.3, independently of any frame
     python3 tools/ref_kinds.py scalable FRAME OUT [DELTA]   # the layers (m k n capacity, then the packed bits in hex), after DELTA if given
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
         # the same OUT computed from the keys key-FIRST..key-N with XXH3 (pip install xxhash),
@@ -30,7 +35,7 @@ def decode_v3(frame: bytes):
     if len(frame) < 7:
         raise rd.FrameError("truncated")
     version, ftype, scheme, flags, kind = frame[2], frame[3], frame[4], frame[5], frame[6]
-    if version != 3 or scheme not in (1, 2) or flags & ~0x03:
+    if version != 3 or scheme not in (1, 2, 4) or flags & ~0x03:
         raise rd.FrameError("unsupported header byte")
     at = 7
     seed, at = rd.varint(frame, at)
@@ -60,17 +65,21 @@ def decode_v3(frame: bytes):
                 raise rd.FrameError("InvalidField: metadata tag (not increasing)")
             if length > max(0, end - at):
                 raise rd.FrameError("InvalidField: metadata length (past meta_len)")
-            if tag not in (1, 2):
+            if tag not in (1, 2, 4):
                 raise rd.FrameError(f"UnknownMetadata: tag {tag}")
             if tag == 1 and length != 128:
                 raise rd.FrameError("InvalidField: metadata length (a Squid header is 128 bytes)")
             if tag == 2 and length != 8:
                 raise rd.FrameError("InvalidField: metadata length (a signer's key id is 8 bytes)")
+            if tag == 4 and length != 1:
+                raise rd.FrameError("InvalidField: metadata length (a BIP37 record is 1 byte)")
             last = tag
             if tag == 1:
                 header["squid_cblock"] = bytes(frame[at:at + 128])
-            else:
+            elif tag == 2:
                 header["signer"] = bytes(frame[at:at + 8])
+            else:
+                header["bip37_flags"] = frame[at]
             at += length
         if at != end:
             raise rd.FrameError("InvalidField: meta_len (the records do not fill it)")
@@ -79,6 +88,13 @@ def decode_v3(frame: bytes):
         raise rd.FrameError("m or k out of range")
     if scheme == 2 and (k != 4 or m >= 1 << 32 or seed != 0 or kind != 0):
         raise rd.FrameError("scheme 2 needs k = 4, m < 2^32, seed 0, kind 0")
+    # Section 1.3: scheme 4's own rules, then its kind; section 6: tag 4
+    # needs scheme 4.
+    if scheme == 4 and (k > 50 or seed >= 1 << 32 or m % 8 or m > 288000 or kind != 0):
+        raise rd.FrameError("scheme 4 needs k <= 50, seed < 2^32, m a multiple of 8 up to 288000, kind 0")
+    if "bip37_flags" in header and scheme != 4:
+        raise rd.FrameError("InvalidField: metadata tag (a BIP37 record needs scheme 4)")
+    header["scheme"] = scheme
     if "squid_cblock" in header:
         check_squid(header["squid_cblock"], scheme, m, k)
     if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
@@ -492,6 +508,56 @@ def apply_sparse(base_frame: bytes, delta_frame: bytes):
     return result
 
 
+def murmur3_x86_32(seed: int, key: bytes) -> int:
+    """Section 1.3, MurmurHash3_x86_32, step by step."""
+    M = 0xFFFFFFFF
+    c1, c2 = 0xcc9e2d51, 0x1b873593
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (32 - r))) & M
+
+    h = seed & M
+    whole = len(key) // 4 * 4
+    for at in range(0, whole, 4):
+        w = int.from_bytes(key[at:at + 4], "little")
+        w = (rotl((w * c1) & M, 15) * c2) & M
+        h ^= w
+        h = (rotl(h, 13) * 5 + 0xe6546b64) & M
+    tail = key[whole:]
+    if tail:
+        w = int.from_bytes(tail, "little")
+        w = (rotl((w * c1) & M, 15) * c2) & M
+        h ^= w
+    h ^= len(key) & M
+    h ^= h >> 16
+    h = (h * 0x85ebca6b) & M
+    h ^= h >> 13
+    h = (h * 0xc2b2ae35) & M
+    h ^= h >> 16
+    return h
+
+
+def bip37_positions(key: bytes, seed: int, m: int, k: int):
+    """Section 1.3: s_i = i * 0xFBA4C795 + seed mod 2^32, MurmurHash3 mod m."""
+    return [murmur3_x86_32((i * 0xFBA4C795 + seed) & 0xFFFFFFFF, key) % m for i in range(k)]
+
+
+def compact_size(x: int) -> bytes:
+    if x < 0xfd:
+        return bytes([x])
+    if x <= 0xffff:
+        return b"\xfd" + x.to_bytes(2, "little")
+    if x <= 0xffffffff:
+        return b"\xfe" + x.to_bytes(4, "little")
+    return b"\xff" + x.to_bytes(8, "little")
+
+
+def filterload(packed: bytes, k: int, seed: int, flags: int) -> bytes:
+    """Section 1.3, "The filterload payload"."""
+    return (compact_size(len(packed)) + packed + k.to_bytes(4, "little")
+            + seed.to_bytes(4, "little") + bytes([flags]))
+
+
 def key_positions(key: bytes, seed: int, m: int, k: int, partitioned: bool):
     import xxhash
     mask = (1 << 64) - 1
@@ -558,6 +624,27 @@ if __name__ == "__main__":
         header, out = decode_v3(open(sys.argv[2], "rb").read())
         open(sys.argv[3], "wb").write(header.pop("squid_cblock") + out)
         print(" ".join(f"{k}={v}" for k, v in header.items()))
+    elif sys.argv[1] == "bip37":
+        header, out = decode_v3(open(sys.argv[2], "rb").read())
+        if header.get("scheme") != 4 or "bip37_flags" not in header or header["type"] in (2, 3):
+            raise rd.FrameError("not a full BIP37 frame (scheme 4, tag 4)")
+        open(sys.argv[3], "wb").write(filterload(out, header["k"], header["seed"], header["bip37_flags"]))
+        print(header)
+    elif sys.argv[1] == "bip37-query":
+        header, out = decode_v3(open(sys.argv[2], "rb").read())
+        if header.get("scheme") != 4:
+            raise rd.FrameError("not a scheme-4 frame")
+        for hx in sys.argv[3:]:
+            ps = bip37_positions(bytes.fromhex(hx), header["seed"], header["m"], header["k"])
+            hit = all(out[p // 8] >> (p % 8) & 1 for p in ps)
+            print(hx, "present" if hit else "absent")
+    elif sys.argv[1] == "bip37-build":
+        length, k, tweak, flags, n = (int(a, 0) for a in sys.argv[2:7])
+        packed = bytearray(length)
+        for j in range(1, n + 1):
+            for p in bip37_positions(f"key-{j}".encode(), tweak, 8 * length, k):
+                packed[p // 8] |= 1 << (p % 8)
+        open(sys.argv[7], "wb").write(filterload(bytes(packed), k, tweak, flags))
     elif sys.argv[1] == "apply-counting":
         bh, nib = decode_v3(open(sys.argv[2], "rb").read())
         dh, _ = decode_v3(open(sys.argv[3], "rb").read())

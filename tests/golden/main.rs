@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bip37;
 mod counting;
 mod ribbon;
 mod scalable;
