@@ -11,6 +11,9 @@ c=fuzz/corpus
 mkdir -p "$c/decode_arbitrary" "$c/apply_arbitrary" "$c/delta_payload_arbitrary"
 cp tests/vectors/*.cbf "$c/decode_arbitrary/"
 cp tests/vectors/*delta_*.cbf "$c/apply_arbitrary/"
+# bip37_import: Bitcoin Core's filterload payload and a wallet-sized one.
+mkdir -p "$c/bip37_import"
+cp tests/vectors/bip37_*.filterload "$c/bip37_import/"
 tmp=$(mktemp -d)
 seq 0 199 | sed 's/^/key-/' | $bin build --keys - --m 4096 --k 3 --seed 7 -o "$tmp/base.cbf" 2>/dev/null
 i=0
