@@ -125,6 +125,12 @@ impl HashScheme {
     }
 }
 
+/// Bitcoin Core's `MAX_HASH_FUNCS`: scheme 4's largest k.
+pub(crate) const BIP37_MAX_HASH_FUNCS: u32 = 50;
+/// Bitcoin Core's `MAX_BLOOM_FILTER_SIZE`: scheme 4's largest m is 8 times
+/// this many bytes.
+pub(crate) const BIP37_MAX_FILTER_BYTES: u32 = 36_000;
+
 /// BIP37's seed for hash function `i`: `i·0xFBA4C795 + tweak` modulo 2^32
 /// (the tweak is the low 32 bits of the filter's seed, which the scheme's
 /// rules keep below 2^32).

@@ -32,7 +32,7 @@ LAYERS = [
     ["kinds"],
     ["format"],
     ["delta"],
-    ["kind"],
+    ["kind", "bitcoin"],
     ["plan"],
     ["sync"],
     ["serde_impl", "tokio_codec"],

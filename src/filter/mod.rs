@@ -136,13 +136,13 @@ impl FilterParams {
         match self.scheme {
             HashScheme::Xxh3EnhancedDouble => None,
             HashScheme::Bip37Murmur => {
-                if self.k > crate::kinds::bip37::MAX_HASH_FUNCS {
+                if self.k > crate::hash::BIP37_MAX_HASH_FUNCS {
                     Some("BIP37 allows at most 50 hash functions (k <= 50)")
                 } else if self.seed > u32::MAX as u64 {
                     Some("BIP37's seed is the 32-bit nTweak: seed < 2^32")
                 } else if !self.m.is_multiple_of(8) {
                     Some("BIP37's filter is whole bytes: m a multiple of 8")
-                } else if self.m > crate::kinds::bip37::MAX_FILTER_BYTES as u64 * 8 {
+                } else if self.m > crate::hash::BIP37_MAX_FILTER_BYTES as u64 * 8 {
                     Some("BIP37's filter is at most 36,000 bytes (m <= 288,000)")
                 } else {
                     None

@@ -207,7 +207,7 @@ pub struct FrameHeader {
     /// [`verify_frame`](crate::format::verify_frame), not by the decoders.
     pub signer: Option<[u8; KEY_ID_LEN]>,
     /// BIP37's `nFlags` (metadata tag 4), if the frame is a BIP37
-    /// `filterload` filter ([`crate::bitcoin::Bip37Filter`]).
+    /// `filterload` filter ([`Bip37Filter`](crate::kinds::bip37::Bip37Filter)).
     pub bip37_flags: Option<u8>,
     /// Payload length in bytes.
     pub payload_len: u64,

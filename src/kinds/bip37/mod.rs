@@ -41,9 +41,9 @@ use crate::wire::limits::DecodeLimits;
 use thiserror::Error;
 
 /// Core's `MAX_BLOOM_FILTER_SIZE`: the longest `vData` a node accepts.
-pub(crate) const MAX_FILTER_BYTES: u32 = 36_000;
+const MAX_FILTER_BYTES: u32 = crate::hash::BIP37_MAX_FILTER_BYTES;
 /// Core's `MAX_HASH_FUNCS`.
-pub(crate) const MAX_HASH_FUNCS: u32 = 50;
+const MAX_HASH_FUNCS: u32 = crate::hash::BIP37_MAX_HASH_FUNCS;
 /// The `filterload` bytes after `vData`: nHashFuncs, nTweak, nFlags.
 const TRAILER_LEN: usize = 9;
 
