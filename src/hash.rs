@@ -30,7 +30,7 @@
 //! m a multiple of 8 up to 288,000). Up to 50 Murmur runs per key cannot
 //! be derived from one [`KeyHash`], so [`BloomFilter::insert`] and
 //! [`BloomFilter::contains`](crate::BloomFilter::contains) hash the key
-//! itself under this scheme ([`positions_of_key`]).
+//! itself under this scheme.
 //!
 //! [`BloomFilter::insert`]: crate::BloomFilter::insert
 
@@ -101,7 +101,8 @@ impl HashScheme {
     /// [`HashScheme::Bip37Murmur`] it holds the Murmur values of positions
     /// 0 to 3 (the seed's low 32 bits are the tweak), as 32-bit words in
     /// the order [`KeyHash::positions_for`] reads Squid's: a filter with
-    /// k > 4 needs the key itself ([`positions_of_key`]).
+    /// k > 4 needs the key itself ([`BloomFilter::insert`](crate::BloomFilter::insert)
+    /// and [`contains`](crate::BloomFilter::contains) take it).
     #[inline]
     pub fn hash(self, key: &[u8], seed: u64) -> KeyHash {
         match self {
@@ -248,7 +249,7 @@ impl KeyHash {
     /// [`HashScheme::SquidMd5`], word `i` of the digest modulo m (k ≤ 4:
     /// the positions stop after the fourth word); for
     /// [`HashScheme::Bip37Murmur`] likewise the first four Murmur values
-    /// (a filter with k > 4 needs [`positions_of_key`]).
+    /// (a filter with k > 4 needs the key itself).
     #[inline]
     pub fn positions_for(self, scheme: HashScheme, m: u64, k: u32) -> Positions {
         match scheme {

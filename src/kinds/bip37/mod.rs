@@ -12,7 +12,7 @@
 //!   `MurmurHash3_x86_32(i·0xFBA4C795 + nTweak, key) mod 8·len`, and bit j
 //!   is `vData[j >> 3] & (1 << (j & 7))`: least significant bit first, the
 //!   same packing as this crate's bit arrays, so `vData` *is* the filter's
-//!   packed array ([`HashScheme::Bip37Murmur`](crate::HashScheme::Bip37Murmur)).
+//!   packed array ([`HashScheme::Bip37Murmur`]).
 //! * `nFlags` only steers how a node updates the filter as it matches
 //!   transactions; a query ignores it. It travels verbatim.
 //!
