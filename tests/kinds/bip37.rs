@@ -474,3 +474,38 @@ fn bip37_format_example_positions() {
         unhex("080000002020000080030000000500000000")
     );
 }
+
+/// Serde (feature `serde`) carries a BIP37 filter as its frame, nFlags
+/// included, in postcard and JSON.
+#[cfg(feature = "serde")]
+#[test]
+fn bip37_serde_round_trips_as_its_frame() {
+    let mut f = Bip37Filter::new(100, 7, 9, 2).unwrap();
+    for i in 0..40u32 {
+        f.insert(&i.to_le_bytes());
+    }
+    let bytes = postcard::to_allocvec(&f).unwrap();
+    let frame = encode_bip37(&f);
+    assert!(bytes.ends_with(&frame));
+    assert_eq!(postcard::from_bytes::<Bip37Filter>(&bytes).unwrap(), f);
+    let json = serde_json::to_string(&AnyFilter::Bip37(f.clone())).unwrap();
+    assert_eq!(
+        serde_json::from_str::<AnyFilter>(&json).unwrap(),
+        AnyFilter::Bip37(f)
+    );
+}
+
+/// The bit-array stream reader does not take a BIP37 frame (it would drop
+/// the record): it refuses it as a frame type, pointing at decode_any.
+#[test]
+fn bip37_frames_are_not_streamed_as_bare_bits() {
+    let f = Bip37Filter::new(100, 7, 9, 2).unwrap();
+    let limits = DecodeLimits::unlimited();
+    for frame in [encode_bip37(&f), encode_bip37_raw(&f)] {
+        let h = format::header::parse(&frame, &limits).unwrap();
+        assert!(!format::stream::streams_bits(&h));
+        let err = format::stream::CheckedFrame::new(&frame, &limits).unwrap_err();
+        assert!(matches!(err, DecodeError::WrongFrameType { .. }), "{err}");
+        assert!(err.to_string().contains("decode_any"), "{err}");
+    }
+}
