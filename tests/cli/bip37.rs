@@ -72,6 +72,16 @@ fn bip37_import_export_query_inspect() {
         "03ce4299050000000100008001\n"
     );
 
+    // decode and encode keep the record: export still gives the payload.
+    let decoded = dir.path().join("decoded.cbf");
+    let encoded = dir.path().join("encoded.cbf");
+    ok(&cbloom(&["decode", s(&frame), "-o", s(&decoded)]));
+    ok(&cbloom(&["encode", s(&decoded), "-o", s(&encoded)]));
+    for f in [&decoded, &encoded] {
+        ok(&cbloom(&["export", "--bip37", s(f), "-o", s(&back)]));
+        assert_eq!(std::fs::read(&back).unwrap(), TWEAKED);
+    }
+
     // Core's answers: the three inserted elements are present, the element
     // one bit away from the first is absent (exit status 1).
     let out = cbloom(&[
