@@ -8,7 +8,7 @@ use crate::common;
 
 use compressed_bloom::bitcoin::Bip37Filter;
 use compressed_bloom::kinds::bip37::{decode_bip37, encode_bip37};
-use compressed_bloom::DecodeLimits;
+use compressed_bloom::{Coding, DecodeLimits, Kind};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors");
 
@@ -26,6 +26,18 @@ fn bip37_goldens_decode_to_their_payloads_and_are_reproduced() {
         assert_eq!(f.to_filterload(), payload, "{name}");
         let imported = Bip37Filter::from_filterload(&payload, &limits).unwrap();
         assert_eq!(encode_bip37(&imported), frame, "{name}: re-encoded");
+        // The coding of the frame's own type gives it too (what the
+        // bindings re-encode a decoded golden with).
+        let coding = match frame[3] {
+            0 => Coding::Raw,
+            1 => Coding::Adaptive,
+            other => panic!("{name}: type {other}"),
+        };
+        assert_eq!(
+            Kind::encode_frame(&f, coding, None),
+            frame,
+            "{name}: {coding}"
+        );
         common::assert_corruptions_refused(&frame, &limits, name);
     }
 }
