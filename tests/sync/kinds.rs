@@ -4,6 +4,7 @@
 //! another base, run on each kind with the same scenario. A refused frame
 //! leaves the subscriber's filter, digest and version unchanged.
 
+use compressed_bloom::bitcoin::Bip37Filter;
 use compressed_bloom::kinds::partitioned::PartitionedBloomFilter;
 use compressed_bloom::kinds::scalable::{ScalableBloomFilter, ScalablePolicy};
 use compressed_bloom::kinds::sparse::SparseFilter;
@@ -58,6 +59,14 @@ fn squid(r: u64) -> SquidDigest {
     let mut d = SquidDigest::new(KEYS, 5).unwrap();
     window(r).for_each(|k| d.add_key(&k));
     d
+}
+
+/// A wallet's BIP37 filter: 36,000 bytes (the most BIP37 allows), 3 hash
+/// functions, a tweak and nFlags 1, which deltas leave as they are.
+fn bip37(r: u64) -> Bip37Filter {
+    let mut f = Bip37Filter::new(36_000, 3, 0x5eed_1e55, 1).unwrap();
+    window(r).for_each(|k| f.insert(&k));
+    f
 }
 
 /// Publishes versions 0..rounds of `make` as stream STREAM, epoch `epoch`,
@@ -255,6 +264,11 @@ fn sparse_filters_sync() {
 #[test]
 fn squid_digests_sync() {
     scenario(&squid);
+}
+
+#[test]
+fn bip37_filters_sync() {
+    scenario(&bip37);
 }
 
 /// A typed subscriber refuses a full frame of another kind before
