@@ -171,8 +171,8 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     need_full: bool,
     full_check_at: Instant,
     backoff: Duration,
-    /// When a message last arrived or the stream was last looked at.
-    last_activity: Instant,
+    /// When the stream is looked at next, if no message came meanwhile.
+    probe_at: Instant,
     /// After a failure, nothing is asked of the server before this.
     resume_at: Option<Instant>,
     /// The stream's creation time, to notice a replaced stream.
@@ -196,6 +196,11 @@ impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
             .finish_non_exhaustive()
     }
 }
+
+/// How many pieces of the full frame are asked for at once: a few
+/// round trips overlap, and the answers held (each at most the server's
+/// `max_payload`, as base64 in JSON) stay a few megabytes.
+const PIPELINE: usize = 4;
 
 /// A failed stream lookup, as a reason to wait.
 fn stream_error(e: GetStreamError) -> WaitReason {
@@ -235,7 +240,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
             need_full: false,
             full_check_at: Instant::now(),
             backoff: Duration::ZERO,
-            last_activity: Instant::now(),
+            probe_at: Instant::now(),
             resume_at: None,
             stale_since: None,
             created: None,
@@ -288,9 +293,10 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 self.resume_at = None;
             }
             if self.messages.is_none() {
+                let since = Instant::now();
                 if let Err(reason) = self.start().await {
                     self.messages = None;
-                    self.fail(reason);
+                    self.fail(reason, since);
                 }
                 continue;
             }
@@ -298,7 +304,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 self.check_full().await;
                 continue;
             }
-            let probe_at = self.last_activity + self.config.probe_interval;
+            let probe_at = self.probe_at;
             let deadline = if self.need_full {
                 probe_at.min(self.full_check_at)
             } else {
@@ -309,16 +315,16 @@ impl<F: SharedKind> NatsSubscriber<F> {
             };
             match tokio::time::timeout_at(deadline, messages.next()).await {
                 Ok(Some(Ok(msg))) => {
-                    self.last_activity = Instant::now();
+                    self.probe_at = Instant::now() + self.config.probe_interval;
                     self.take(msg);
                 }
                 Ok(Some(Err(e))) => {
                     self.messages = None;
-                    self.fail(server(e));
+                    self.fail(server(e), Instant::now());
                 }
                 Ok(None) => {
                     self.messages = None;
-                    self.fail(server("the update consumer ended"));
+                    self.fail(server("the update consumer ended"), Instant::now());
                 }
                 // A full-frame check is due (the loop's top does it), or
                 // nothing came for a while: look at the stream.
@@ -332,13 +338,26 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// the update subject a message the consumer did not deliver? Either
     /// way the consumer is started again ([`start`](Self::start) tells a
     /// missing or replaced stream).
+    ///
+    /// A server that does not answer (a lost connection, a cluster electing
+    /// the stream's new leader) leaves the consumer as it is: it may well
+    /// live on a server that is still up and deliver as soon as the stream
+    /// has a leader again, while a new one could not be created before
+    /// then. The probe is repeated after the backoff, counted from this
+    /// one's start, so that a timed-out probe is followed at once and the
+    /// subscriber notices the new leader within one request timeout.
     async fn probe(&mut self) {
-        self.last_activity = Instant::now();
+        let since = Instant::now();
+        self.probe_at = since + self.config.probe_interval;
         let stream = match self.js.get_stream(self.config.stream_name()).await {
             Ok(s) => s,
             Err(e) => {
-                self.messages = None;
-                return self.fail(stream_error(e));
+                let reason = stream_error(e);
+                if reason == WaitReason::StreamMissing {
+                    self.messages = None;
+                    return self.fail(reason, since);
+                }
+                return self.probe_later(reason, since);
             }
         };
         let info = stream.cached_info();
@@ -358,32 +377,40 @@ impl<F: SharedKind> NatsSubscriber<F> {
             Ok(m) if m.sequence >= self.next_seq => self.messages = None,
             Ok(_) => {}
             Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
-            Err(e) => {
-                self.messages = None;
-                self.fail(server(e));
-            }
+            Err(e) => self.probe_later(server(e), since),
         }
     }
 
-    /// Reports `reason` and holds off the next request, with backoff.
-    fn fail(&mut self, reason: WaitReason) {
+    /// The next wait after a failure of an attempt begun at `since`: the
+    /// backoff, counted from the attempt's start (a request that timed out
+    /// has waited already), and when it ends.
+    fn backoff_from(&mut self, since: Instant) -> (Instant, Duration) {
         self.backoff = self.config.next_backoff(self.backoff);
-        self.resume_at = Some(Instant::now() + self.backoff);
-        self.pending.push_back(Event::Waiting {
-            reason,
-            retry_in: self.backoff,
-        });
+        let at = since + self.backoff;
+        (at, at.saturating_duration_since(Instant::now()))
+    }
+
+    /// Reports `reason` and holds off the next request, with backoff.
+    fn fail(&mut self, reason: WaitReason, since: Instant) {
+        let (at, retry_in) = self.backoff_from(since);
+        self.resume_at = Some(at);
+        self.pending.push_back(Event::Waiting { reason, retry_in });
+    }
+
+    /// Reports `reason` and probes again after the backoff, keeping the
+    /// consumer.
+    fn probe_later(&mut self, reason: WaitReason, since: Instant) {
+        let (at, retry_in) = self.backoff_from(since);
+        self.probe_at = at;
+        self.pending.push_back(Event::Waiting { reason, retry_in });
     }
 
     /// Looks for the full frame again later, with backoff.
-    fn full_later(&mut self, reason: WaitReason) {
+    fn full_later(&mut self, reason: WaitReason, since: Instant) {
         self.need_full = true;
-        self.backoff = self.config.next_backoff(self.backoff);
-        self.full_check_at = Instant::now() + self.backoff;
-        self.pending.push_back(Event::Waiting {
-            reason,
-            retry_in: self.backoff,
-        });
+        let (at, retry_in) = self.backoff_from(since);
+        self.full_check_at = at;
+        self.pending.push_back(Event::Waiting { reason, retry_in });
     }
 
     /// Shares the state held now.
@@ -431,18 +458,19 @@ impl<F: SharedKind> NatsSubscriber<F> {
         // The consumer starts at a frame's first message: a frame half put
         // together comes again whole.
         self.assembler.reset();
-        self.last_activity = Instant::now();
+        self.probe_at = Instant::now() + self.config.probe_interval;
         Ok(())
     }
 
     /// After a gap: the full-frame subject, once more.
     async fn check_full(&mut self) {
+        let since = Instant::now();
         let stream = match self.js.get_stream_no_info(self.config.stream_name()).await {
             Ok(s) => s,
-            Err(e) => return self.full_later(server(e)),
+            Err(e) => return self.full_later(server(e), since),
         };
         if let Err(reason) = self.fetch_full(&stream).await {
-            self.full_later(reason);
+            self.full_later(reason, since);
         }
     }
 
@@ -514,11 +542,19 @@ impl<F: SharedKind> NatsSubscriber<F> {
         let mut assembler = Assembler::new(self.config.max_frame_bytes);
         let mut at = first;
         let mut result = None;
-        while at <= last.sequence {
-            let m = match stream
-                .get_first_raw_message_by_subject(&self.full_subject, at)
-                .await
-            {
+        // One request per sequence of the span, PIPELINE of them in flight,
+        // answers taken in order: the pieces come in one round trip's time
+        // each PIPELINE pieces instead of one each. Across a gap in the
+        // subject two requests return the same message; the second is
+        // skipped, so that what is taken is what one request after the
+        // other would have found.
+        let subject = self.full_subject.clone();
+        let mut gets = futures_util::stream::iter(first..=last.sequence)
+            .map(|seq| stream.get_first_raw_message_by_subject(subject.as_str(), seq))
+            .buffered(PIPELINE);
+        while let Some(got) = gets.next().await {
+            let m = match got {
+                Ok(m) if m.sequence < at => continue,
                 Ok(m) => m,
                 // Purged meanwhile: a newer copy is complete.
                 Err(e)
@@ -561,7 +597,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// moves the update consumer to the message after it.
     async fn fetch_full<I>(&mut self, stream: &Stream<I>) -> Result<(), WaitReason> {
         let Some((payload, sequence)) = self.full_frame(stream).await? else {
-            self.full_later(WaitReason::NoFullFrame);
+            self.full_later(WaitReason::NoFullFrame, Instant::now());
             return Ok(());
         };
         let previous = self.sub.version();
@@ -599,7 +635,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                         from_full_subject: true,
                         reason,
                     });
-                    self.full_later(WaitReason::NoNewerFullFrame);
+                    self.full_later(WaitReason::NoNewerFullFrame, Instant::now());
                     return Ok(());
                 }
                 self.need_full = false;
@@ -632,7 +668,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                     } else {
                         WaitReason::NoFullFrame
                     };
-                    self.full_later(why);
+                    self.full_later(why, Instant::now());
                 }
             }
         }
