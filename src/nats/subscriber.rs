@@ -17,7 +17,7 @@ use async_nats::jetstream::{
     stream::{LastRawMessageErrorKind, Stream},
     ErrorCode,
 };
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -184,6 +184,9 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     assembler: Assembler,
     /// The most memory a frame in pieces held, on either subject.
     pieces_peak: usize,
+    /// An update was applied and not yet shared through the watch: it is
+    /// once no further message is waiting.
+    share_owed: bool,
 }
 
 impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
@@ -247,10 +250,19 @@ impl<F: SharedKind> NatsSubscriber<F> {
             pending: VecDeque::new(),
             assembler: Assembler::new(max_frame_bytes),
             pieces_peak: 0,
+            share_owed: false,
         }
     }
 
-    /// The current filter and version, updated after each taken frame.
+    /// The current filter and version, updated after each taken frame,
+    /// except within a backlog: updates that are already waiting when one
+    /// is applied are applied first, and the watch gets the last of them
+    /// (on the next call of [`next_event`](Self::next_event) after its
+    /// [`Event::Applied`]). Sharing a version copies the filter, as much
+    /// work as applying a delta to it; a late joiner replaying the
+    /// updates since the full frame would otherwise copy it once each.
+    /// [`filter`](Self::filter) and [`version`](Self::version) are always
+    /// the latest.
     pub fn watch(&self) -> watch::Receiver<Snapshot<F>> {
         self.snapshot.subscribe()
     }
@@ -288,6 +300,12 @@ impl<F: SharedKind> NatsSubscriber<F> {
             if let Some(e) = self.pending.pop_front() {
                 return e;
             }
+            let polling = self.messages.is_some()
+                && self.resume_at.is_none()
+                && !(self.need_full && Instant::now() >= self.full_check_at);
+            if self.share_owed && !polling {
+                self.share();
+            }
             if let Some(t) = self.resume_at {
                 tokio::time::sleep_until(t).await;
                 self.resume_at = None;
@@ -313,7 +331,24 @@ impl<F: SharedKind> NatsSubscriber<F> {
             let Some(messages) = self.messages.as_mut() else {
                 continue;
             };
-            match tokio::time::timeout_at(deadline, messages.next()).await {
+            // A backlog (a late joiner's deltas since the full frame, a
+            // subscriber that was away) is applied message after message
+            // and shared once, when no further message is waiting: each
+            // share copies the filter, which costs as much as applying a
+            // delta to it.
+            let next = if self.share_owed {
+                match messages.next().now_or_never() {
+                    Some(next) => Ok(next),
+                    None => {
+                        self.share_owed = false;
+                        self.share();
+                        continue;
+                    }
+                }
+            } else {
+                tokio::time::timeout_at(deadline, messages.next()).await
+            };
+            match next {
                 Ok(Some(Ok(msg))) => {
                     self.probe_at = Instant::now() + self.config.probe_interval;
                     self.take(msg);
@@ -414,7 +449,8 @@ impl<F: SharedKind> NatsSubscriber<F> {
     }
 
     /// Shares the state held now.
-    fn share(&self) {
+    fn share(&mut self) {
+        self.share_owed = false;
         self.snapshot.send_replace(Snapshot {
             filter: self.sub.filter().cloned().map(Arc::new),
             version: self.sub.version(),
@@ -712,7 +748,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                     self.need_full = false;
                 }
                 self.backoff = Duration::ZERO;
-                self.share();
+                self.share_owed = true;
                 self.pending.push_back(Event::Applied {
                     kind,
                     version: self.sub.version(),
