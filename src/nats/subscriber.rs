@@ -205,6 +205,11 @@ impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
 /// `max_payload`, as base64 in JSON) stay a few megabytes.
 const PIPELINE: usize = 4;
 
+/// The most updates a probe takes by message-get before it starts a
+/// consumer after them (see [`NatsSubscriber::catch_up`]): a few lost
+/// with a server; a longer backlog goes through the consumer.
+const CATCH_UP_MAX: u64 = 64;
+
 /// A failed stream lookup, as a reason to wait.
 fn stream_error(e: GetStreamError) -> WaitReason {
     match e.kind() {
@@ -409,10 +414,45 @@ impl<F: SharedKind> NatsSubscriber<F> {
             .get_last_raw_message_by_subject(&self.update_subject)
             .await
         {
-            Ok(m) if m.sequence >= self.next_seq => self.messages = None,
+            Ok(m) if m.sequence >= self.next_seq => {
+                self.catch_up(&stream, m.sequence).await;
+                self.messages = None;
+            }
             Ok(_) => {}
             Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
             Err(e) => self.probe_later(server(e), since),
+        }
+    }
+
+    /// Takes the updates from `next_seq` to `last` by message-get, which
+    /// the stream's leader answers alone: after a lost leader a new
+    /// consumer also needs the cluster's meta leader, and on a loaded
+    /// cluster its creation can take seconds more. Messages are taken in
+    /// stream order from the start of a frame (the frame being put
+    /// together is dropped first, as when a consumer starts), so that
+    /// nothing is applied twice or out of order; the consumer started
+    /// next begins after the last one taken. More than [`CATCH_UP_MAX`]
+    /// are left to it; a failed request ends the catch-up there.
+    async fn catch_up<I>(&mut self, stream: &Stream<I>, last: u64) {
+        let from = self.next_seq;
+        if from == 0 || last < from || last - from >= CATCH_UP_MAX {
+            return;
+        }
+        self.assembler.reset();
+        let subject = self.update_subject.clone();
+        let mut gets = futures_util::stream::iter(from..=last)
+            .map(|seq| stream.get_first_raw_message_by_subject(subject.as_str(), seq))
+            .buffered(PIPELINE);
+        let mut at = from;
+        while let Some(Ok(m)) = gets.next().await {
+            if m.sequence < at {
+                continue;
+            }
+            if m.sequence > last {
+                break;
+            }
+            at = m.sequence.saturating_add(1);
+            self.take_parts(Some(&m.headers), &m.payload, m.sequence);
         }
     }
 
@@ -477,6 +517,20 @@ impl<F: SharedKind> NatsSubscriber<F> {
         }
         if self.sub.filter().is_none() || self.need_full || self.next_seq == 0 {
             self.fetch_full(&stream).await?;
+        }
+        // The updates since the full frame (or since the last one taken),
+        // before the consumer: a late joiner holds the head as soon as the
+        // messages can be read, without waiting for a consumer's creation.
+        if self.next_seq > 0 && info.state.last_sequence >= self.next_seq {
+            match stream
+                .get_last_raw_message_by_subject(&self.update_subject)
+                .await
+            {
+                Ok(m) if m.sequence >= self.next_seq => self.catch_up(&stream, m.sequence).await,
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
+                Err(e) => return Err(server(e)),
+            }
         }
         let deliver_policy = match self.next_seq {
             0 => DeliverPolicy::All,
@@ -723,9 +777,22 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// subscriber with its last piece).
     fn take(&mut self, msg: jetstream::Message) {
         let stream_sequence = msg.info().map_or(0, |i| i.stream_sequence);
-        let (cut, took) = self
-            .assembler
-            .push(msg.message.headers.as_ref(), &msg.message.payload);
+        self.take_parts(
+            msg.message.headers.as_ref(),
+            &msg.message.payload,
+            stream_sequence,
+        );
+    }
+
+    /// [`take`](Self::take) for a message's parts: its headers, payload
+    /// and stream sequence.
+    fn take_parts(
+        &mut self,
+        headers: Option<&async_nats::HeaderMap>,
+        payload: &bytes::Bytes,
+        stream_sequence: u64,
+    ) {
+        let (cut, took) = self.assembler.push(headers, payload);
         if let Some(r) = cut {
             self.refused(r, stream_sequence, false);
         }
