@@ -532,6 +532,11 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 Err(e) => return Err(server(e)),
             }
         }
+        // What it holds now is shared before the consumer is asked for,
+        // which can take a request timeout or more while a server is down.
+        if self.share_owed {
+            self.share();
+        }
         let deliver_policy = match self.next_seq {
             0 => DeliverPolicy::All,
             start_sequence => DeliverPolicy::ByStartSequence { start_sequence },
