@@ -391,6 +391,7 @@ fn run_publisher(
             if args.kill_server_at == Some(u + 1) {
                 if let Some(dir) = &args.cluster_dir {
                     let name = kill_leader(&js, &config, dir).await;
+                    trace(&format!("publisher: server {name} killed"));
                     killed.send_replace(Some((Instant::now(), name)));
                 }
             }

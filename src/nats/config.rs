@@ -26,9 +26,11 @@ pub struct NatsConfig {
     ///
     /// 60 s by default. A copy costs a full frame, a delta a small part
     /// of one: with 10^6 keys at 0.1% churn, a copy every 2 s made 90% of
-    /// the bytes stored (2 MB copies against 8 kB deltas), while the
-    /// deltas a late joiner replays from an older copy take milliseconds
-    /// each. Keep the updates of one period well within
+    /// the bytes stored (2 MB copies against 8 kB deltas), while each
+    /// delta a late joiner replays from an older copy costs it one pass
+    /// over the filter (20-50 ms for that 25 MB filter). With large
+    /// filters and fast updates, shorten it so that a late joiner's replay
+    /// stays short. Keep the updates of one period well within
     /// [`delta_history`](Self::delta_history): a late joiner whose copy is
     /// older than the history kept waits for the next copy.
     pub full_period: Option<Duration>,
