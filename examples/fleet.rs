@@ -21,13 +21,14 @@
 //! At scale, against the three-node cluster of `tools/nats_cluster.sh`
 //! (frames above the servers' 1 MiB `max_payload` travel in pieces; the
 //! stream has three replicas when several servers are given), with the
-//! stream's leader SIGKILLed after update 10:
+//! stream's leader SIGKILLed after update 10 and the subscribers in 10
+//! worker processes:
 //!
 //! ```text
 //! urls=$(bash tools/nats_cluster.sh start /tmp/cbloom-cluster | tail -1)
 //! cargo run --release --features nats --example fleet -- --cluster "$urls" \
-//!     --cluster-dir /tmp/cbloom-cluster --kill-server-at 10 \
-//!     --keys 1000000 --fpr 0.0001 --subscribers 20 --updates 20 --churn 0.001
+//!     --cluster-dir /tmp/cbloom-cluster --kill-server-at 10 --processes 10 \
+//!     --keys 10000000 --fpr 0.0001 --subscribers 100 --updates 20 --churn 0.001
 //! bash tools/nats_cluster.sh stop /tmp/cbloom-cluster
 //! ```
 //!
@@ -35,15 +36,30 @@
 //! so that the killed server's subscribers reconnect to another. A resync
 //! is timed from the fault (the kill, the restart of the stopped
 //! subscriber) until every subscriber concerned holds the first version
-//! published after it. `subscriber_rss_bytes` is the growth of this
-//! process's resident memory from before the subscribers started to the
-//! end, divided among them (they share the process).
+//! published after it. The late joiner joins after half of the updates,
+//! once no resync is open (not in the middle of the kill's), and its
+//! catch-up is timed from its connection to holding the version
+//! published when it joined.
+//!
+//! `--processes P` runs the subscribers but two (the one stopped and
+//! restarted, and the late joiner) in P worker processes: this program
+//! again, with the hidden `--subscriber-worker FIRST:COUNT`, which reports
+//! each version its subscribers take, and at the end their digests, its
+//! resident memory (VmRSS) and its CPU time, as lines on its standard
+//! output. `subscriber_rss_bytes` is then the workers' memory divided
+//! among their subscribers; without `--processes` it is this process's
+//! growth divided among the subscribers it runs. `servers_disk_bytes` is
+//! each server's store at the end, as `du` counts it.
 //!
 //! CPU times come from /proc (Linux; clock ticks of 10 ms): the
 //! publisher's is its thread's (it runs on a runtime of its own, with its
-//! connection), the subscribers' is the rest of the process during the run.
-//! The stream `CBLOOM_cbloom-example_fleet` is deleted at the start so
-//! that each run measures from an empty stream.
+//! connection), the subscribers' is the rest of this process during the
+//! run plus the workers'. The full frame encoded after each update to
+//! compare the bytes sent with full frames each time is kept out of the
+//! publisher's CPU time and out of the updates per second. The stream
+//! `CBLOOM_cbloom-example_fleet` is deleted at the start so that each run
+//! measures from an empty stream. `FLEET_TRACE=1` prints the publisher's
+//! and the subscribers' steps with their times on standard error.
 
 use compressed_bloom::nats::{Event, NatsConfig, NatsPublisher, NatsSubscriber};
 use compressed_bloom::PublisherOptions;
@@ -67,6 +83,10 @@ struct Args {
     cluster: Option<String>,
     cluster_dir: Option<String>,
     kill_server_at: Option<u64>,
+    /// Worker processes for the subscribers (0: all in this process).
+    processes: usize,
+    /// In a worker process: the first subscriber's number and how many.
+    worker: Option<(usize, usize)>,
 }
 
 impl Args {
@@ -98,9 +118,10 @@ async fn connect(args: &Args, i: usize) -> async_nats::Client {
 
 const USAGE: &str = "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
      [--keys K] [--fpr F] [--full-period-ms MS] [--cluster URL,URL,URL] \
-     [--cluster-dir DIR --kill-server-at U]\n\
+     [--cluster-dir DIR --kill-server-at U] [--processes P]\n\
      defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
-     100000 keys, f = 0.01, a full frame copy every 2000 ms\n\
+     100000 keys, f = 0.01, a full frame copy every 60000 ms (the library's default), \
+     subscribers in this process (--processes 0)\n\
      at least 2 subscribers (one is stopped and restarted, one joins late) \
      and 2 updates; churn in [0, 1]; at least 1 key";
 
@@ -123,10 +144,12 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         churn: 0.01,
         keys: 100_000,
         fpr: 0.01,
-        full_period_ms: 2000,
+        full_period_ms: 60_000,
         cluster: None,
         cluster_dir: None,
         kill_server_at: None,
+        processes: 0,
+        worker: None,
     };
     fn num<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, String> {
         v.parse()
@@ -148,6 +171,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--cluster",
             "--cluster-dir",
             "--kill-server-at",
+            "--processes",
+            "--subscriber-worker",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown argument `{flag}`"));
@@ -164,6 +189,16 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--cluster" => a.cluster = Some(value),
             "--cluster-dir" => a.cluster_dir = Some(value),
             "--kill-server-at" => a.kill_server_at = Some(num(&flag, &value, whole)?),
+            "--processes" => a.processes = num(&flag, &value, whole)?,
+            "--subscriber-worker" => {
+                let (first, count) = value.split_once(':').ok_or_else(|| {
+                    format!("--subscriber-worker takes FIRST:COUNT, not `{value}`")
+                })?;
+                a.worker = Some((
+                    num(&flag, first, "FIRST:COUNT")?,
+                    num(&flag, count, "FIRST:COUNT")?,
+                ));
+            }
             _ => a.full_period_ms = num(&flag, &value, whole)?,
         }
     }
@@ -196,6 +231,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
     }
     if a.keys == 0 {
         return Err("--keys 0: the publisher needs at least 1 key".into());
+    }
+    if a.processes > a.subscribers - 2 {
+        return Err(format!(
+            "--processes {} is more than the {} subscribers that run in workers (all but the \
+             restarted one and the late joiner)",
+            a.processes,
+            a.subscribers - 2
+        ));
     }
     Ok(Parsed::Run(a))
 }
@@ -324,7 +367,7 @@ fn run_publisher(
         let per_update = ((args.keys as f64 * args.churn).round() as u64).min(args.keys);
         let (mut oldest, mut next) = (0u64, args.keys);
         let mut full_every_time = 0u64;
-        let mut measure_cpu = 0.0;
+        let (mut measure_cpu, mut measure_wall) = (0.0, Duration::ZERO);
         let cpu0 = cpu_seconds("/proc/thread-self/stat");
         let t0 = Instant::now();
         let mut last = None;
@@ -336,21 +379,24 @@ fn run_publisher(
                 next += 1;
             }
             let update = np.publish(&mut p).await.unwrap();
+            trace(&format!("publisher: update {} stored", u + 1));
             // What a full frame for this update would have cost (measured,
             // and its CPU time kept out of the publisher's).
-            let c = cpu_seconds("/proc/thread-self/stat");
+            let (c, w) = (cpu_seconds("/proc/thread-self/stat"), Instant::now());
             full_every_time += encode_with_identity(&p.current(), update.id).len() as u64;
             measure_cpu += cpu_seconds("/proc/thread-self/stat") - c;
+            measure_wall += w.elapsed();
             last = Some(update.id);
             progress.send_replace((u + 1, last));
             if args.kill_server_at == Some(u + 1) {
                 if let Some(dir) = &args.cluster_dir {
                     let name = kill_leader(&js, &config, dir).await;
+                    trace(&format!("publisher: server {name} killed"));
                     killed.send_replace(Some((Instant::now(), name)));
                 }
             }
         }
-        let seconds = t0.elapsed().as_secs_f64();
+        let seconds = t0.elapsed().saturating_sub(measure_wall).as_secs_f64();
         let cpu = cpu_seconds("/proc/thread-self/stat") - cpu0 - measure_cpu;
         let stats = np.stats();
         Published {
@@ -387,9 +433,14 @@ async fn join(args: &Args, i: usize, config: &NatsConfig) -> Member {
         Subscriber::new(DecodeLimits::default()),
     );
     let state = sub.watch();
+    let late = i == args.subscribers - 1;
     let task = tokio::spawn(async move {
         loop {
-            if let Event::Skipped { reason, .. } = sub.next_event().await {
+            let ev = sub.next_event().await;
+            if late || !matches!(ev, Event::Applied { .. }) {
+                trace(&format!("subscriber {i}: {ev:?}"));
+            }
+            if let Event::Skipped { reason, .. } = ev {
                 if !matches!(reason, compressed_bloom::SyncError::Stale { .. }) {
                     eprintln!("subscriber skipped a frame: {reason}");
                 }
@@ -410,7 +461,251 @@ async fn reached(m: &mut Member, v: UpdateId, limit: Duration) -> bool {
     )
 }
 
+/// When the process started, for [`trace`].
+static STARTED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// With `FLEET_TRACE` set in the environment, `what` on standard error
+/// after the seconds since the start: the publisher's stores, the late
+/// joiner's events and every other subscriber's events but the updates it
+/// applied (waits, resyncs, refusals), to see where a catch-up or a
+/// resync spends its time.
+fn trace(what: &str) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("FLEET_TRACE").is_some()) {
+        let t = STARTED.get_or_init(Instant::now).elapsed().as_secs_f64();
+        eprintln!("{t:9.3} {what}");
+    }
+}
+
+/// The subjects and tunables, the same in every process of the run.
+fn fleet_config(args: &Args) -> NatsConfig {
+    let mut config = NatsConfig::new("cbloom-example", "fleet").unwrap();
+    config.full_period = Some(Duration::from_millis(args.full_period_ms));
+    if args.urls().len() > 1 {
+        config.replicas = 3;
+    }
+    // Loopback servers answer in milliseconds: a 1 s request timeout and
+    // probe notice a new stream leader within a second of its election.
+    config.request_timeout = Duration::from_secs(1);
+    config.max_backoff = Duration::from_secs(1);
+    config.probe_interval = Duration::from_secs(1);
+    config.publish_attempts = 60;
+    config
+}
+
+/// `--subscriber-worker FIRST:COUNT`: runs subscribers FIRST.. in this
+/// process and reports on standard output, one line each: `v I STREAM
+/// EPOCH SEQ` whenever subscriber I holds a new version; after `end` on
+/// standard input, `d I STREAM EPOCH SEQ DIGEST` for each (`-` where it
+/// holds nothing), `rss BYTES` and `cpu SECONDS` of this process, and
+/// `done`.
+fn run_worker(args: &Args, config: &NatsConfig, first: usize, count: usize) {
+    use compressed_bloom::Kind;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut members = Vec::new();
+        for i in first..first + count {
+            members.push(join(args, i, config).await);
+        }
+        for (j, m) in members.iter().enumerate() {
+            let mut state = m.state.clone();
+            let i = first + j;
+            tokio::spawn(async move {
+                loop {
+                    let v = state.borrow_and_update().version;
+                    if let Some(v) = v {
+                        println!("v {i} {} {} {}", v.stream, v.epoch, v.seq);
+                    }
+                    if state.changed().await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let _ = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+                if line.trim() == "end" {
+                    break;
+                }
+                line.clear();
+            }
+        })
+        .await;
+        for (j, m) in members.iter().enumerate() {
+            let s = m.state.borrow().clone();
+            match (s.version, s.filter.as_deref().map(Kind::digest)) {
+                (Some(v), Some(d)) => {
+                    println!("d {} {} {} {} {d}", first + j, v.stream, v.epoch, v.seq)
+                }
+                _ => println!("d {} - - - -", first + j),
+            }
+        }
+        println!("rss {}", rss_bytes());
+        println!("cpu {}", cpu_seconds("/proc/self/stat"));
+        println!("done");
+    });
+    // The subscribers' tasks are not waited for.
+    std::process::exit(0);
+}
+
+/// What the worker processes reported.
+#[derive(Default)]
+struct Remote {
+    /// The version each remote subscriber holds, by its number.
+    versions: std::collections::HashMap<usize, UpdateId>,
+    /// At the end: each one's version and digest.
+    finals: std::collections::HashMap<usize, Option<(UpdateId, u64)>>,
+    rss_bytes: u64,
+    cpu_seconds: f64,
+    done: usize,
+}
+
+/// The worker processes and what they report.
+struct Workers {
+    children: Vec<(std::process::Child, Option<std::process::ChildStdin>)>,
+    state: Arc<std::sync::Mutex<Remote>>,
+    /// The subscribers they run, by number.
+    members: Vec<usize>,
+}
+
+impl Workers {
+    /// Starts `args.processes` copies of this program, which share the
+    /// subscribers 1 to `subscribers - 2` (0, restarted, and the late
+    /// joiner stay here).
+    fn start(args: &Args) -> Workers {
+        let state = Arc::new(std::sync::Mutex::new(Remote::default()));
+        let members: Vec<usize> = (1..args.subscribers - 1).collect();
+        let mut children = Vec::new();
+        let p = args.processes;
+        let exe = std::env::current_exe().unwrap();
+        let passed: Vec<String> = std::env::args().skip(1).collect();
+        for w in 0..p {
+            let (lo, hi) = (members.len() * w / p, members.len() * (w + 1) / p);
+            let (first, count) = (members[0] + lo, hi - lo);
+            let mut child = std::process::Command::new(&exe)
+                .args(&passed)
+                .arg("--subscriber-worker")
+                .arg(format!("{first}:{count}"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    eprintln!("fleet: cannot start a worker process: {e}");
+                    std::process::exit(1)
+                });
+            let stdout = child.stdout.take().unwrap();
+            let stdin = child.stdin.take();
+            let state = Arc::clone(&state);
+            std::thread::spawn(move || read_worker(stdout, &state));
+            children.push((child, stdin));
+        }
+        Workers {
+            children,
+            state,
+            members,
+        }
+    }
+
+    /// Whether every remote subscriber holds `v` or a later version.
+    fn all_hold(&self, v: UpdateId) -> bool {
+        let s = self.state.lock().unwrap();
+        self.members.iter().all(|i| {
+            s.versions
+                .get(i)
+                .is_some_and(|h| h.version() >= v.version())
+        })
+    }
+
+    /// Waits (at most `limit`) until every remote subscriber holds `v`,
+    /// then asks each process for its final state and ends it.
+    fn finish(&mut self, v: UpdateId, limit: Duration) -> Remote {
+        use std::io::Write;
+        let t = Instant::now();
+        while !self.all_hold(v) && t.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for (_, stdin) in &mut self.children {
+            if let Some(mut s) = stdin.take() {
+                let _ = writeln!(s, "end");
+            }
+        }
+        for (child, _) in &mut self.children {
+            let _ = child.wait();
+        }
+        std::mem::take(&mut *self.state.lock().unwrap())
+    }
+}
+
+/// Reads one worker's report lines into `state`.
+fn read_worker(stdout: std::process::ChildStdout, state: &std::sync::Mutex<Remote>) {
+    use std::io::BufRead;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+        let id = |at: usize| {
+            Some(UpdateId {
+                stream: n(at)?,
+                epoch: n(at + 1)?,
+                seq: n(at + 2)?,
+            })
+        };
+        let mut s = state.lock().unwrap();
+        match f.first().copied() {
+            Some("v") => {
+                if let (Some(i), Some(v)) = (n(1), id(2)) {
+                    s.versions.insert(i as usize, v);
+                }
+            }
+            Some("d") => {
+                if let Some(i) = n(1) {
+                    let held = id(2).zip(n(5));
+                    s.finals.insert(i as usize, held);
+                }
+            }
+            Some("rss") => s.rss_bytes += n(1).unwrap_or(0),
+            Some("cpu") => {
+                s.cpu_seconds += f.get(1).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0)
+            }
+            Some("done") => s.done += 1,
+            _ => {}
+        }
+    }
+}
+
+/// The disk each server's store takes (as `du` counts it: allocated
+/// blocks), by server directory `n1`, `n2`, `n3` of `dir`.
+fn store_bytes(dir: &str) -> Vec<(String, u64)> {
+    fn du(p: &std::path::Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::symlink_metadata(p) else {
+            return 0;
+        };
+        let own = meta.blocks() * 512;
+        if !meta.is_dir() {
+            return own;
+        }
+        let children = std::fs::read_dir(p)
+            .map(|rd| rd.flatten().map(|e| du(&e.path())).sum::<u64>())
+            .unwrap_or(0);
+        own + children
+    }
+    (1..=3)
+        .map(|i| {
+            let name = format!("n{i}");
+            let bytes = du(&std::path::Path::new(dir).join(&name));
+            (name, bytes)
+        })
+        .collect()
+}
+
 fn main() {
+    STARTED.get_or_init(Instant::now);
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(Parsed::Run(a)) => a,
         Ok(Parsed::Help) => {
@@ -427,16 +722,11 @@ fn main() {
         std::process::exit(2)
     });
     let (m, k) = (params.m, params.k);
-    let mut config = NatsConfig::new("cbloom-example", "fleet").unwrap();
-    config.full_period = Some(Duration::from_millis(args.full_period_ms));
-    if args.urls().len() > 1 {
-        config.replicas = 3;
+    let config = fleet_config(&args);
+    if let Some((first, count)) = args.worker {
+        run_worker(&args, &config, first, count);
+        return;
     }
-    // A lost leader: ask again soon, and long enough for an election.
-    config.request_timeout = Duration::from_secs(1);
-    config.max_backoff = Duration::from_secs(1);
-    config.probe_interval = Duration::from_secs(1);
-    config.publish_attempts = 60;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -456,9 +746,16 @@ fn main() {
 
     let result = rt.block_on(async {
         let u = args.updates;
-        // Everyone but the late joiner, from the start.
+        // Everyone but the late joiner, from the start: here, or all but
+        // the one restarted in worker processes.
+        let workers = (args.processes > 0).then(|| Workers::start(&args));
+        let here = if workers.is_some() {
+            1
+        } else {
+            args.subscribers - 1
+        };
         let mut members = Vec::new();
-        for i in 0..args.subscribers - 1 {
+        for i in 0..here {
             members.push(join(&args, i, &config).await);
         }
         // Index 0 is stopped for a fifth of the updates, from a quarter on.
@@ -499,10 +796,13 @@ fn main() {
                 };
                 let all = match who {
                     Some(i) => holds(&members[*i]),
-                    None => members
-                        .iter()
-                        .enumerate()
-                        .all(|(i, m)| (stopped_now && i == 0) || holds(m)),
+                    None => {
+                        members
+                            .iter()
+                            .enumerate()
+                            .all(|(i, m)| (stopped_now && i == 0) || holds(m))
+                            && workers.as_ref().is_none_or(|w| w.all_hold(*v))
+                    }
                 };
                 if all {
                     resyncs.push((what.clone(), at.elapsed().as_secs_f64() * 1e3));
@@ -519,7 +819,10 @@ fn main() {
                 let at = Instant::now();
                 open.push(("restarted subscriber".into(), at, 0, last, Some(0)));
             }
-            if late.is_none() && done >= join_at {
+            // The late joiner's catch-up is measured on a quiet stream:
+            // not while a resync is open, nor just before the kill.
+            let kill_next = !kill_seen && args.kill_server_at.is_some_and(|k| k <= done);
+            if late.is_none() && done >= join_at && ((open.is_empty() && !kill_next) || done >= u) {
                 if let Some(v) = last {
                     let i = args.subscribers - 1;
                     late = Some((join(&args, i, &config).await, Instant::now(), v));
@@ -557,6 +860,16 @@ fn main() {
                 && m.state.borrow().filter.as_deref() == Some(&published.filter);
             equal_each.push(ok);
         }
+        let remote = workers.map(|mut w| {
+            let last = published.last;
+            let r = w.finish(last, Duration::from_secs(60));
+            let digest = compressed_bloom::Kind::digest(&published.filter);
+            let equal = w
+                .members
+                .iter()
+                .all(|i| r.finals.get(i) == Some(&Some((last, digest))));
+            (r, equal, w.members.len())
+        });
         let converged = t0.elapsed().as_secs_f64();
         for m in &members {
             m.task.abort();
@@ -568,20 +881,29 @@ fn main() {
             converged,
             resyncs,
             killed_server,
+            remote,
         )
     });
-    let (published, equal_each, catch_up_ms, converged, resyncs, killed_server) = result;
+    let (published, equal_each, catch_up_ms, converged, resyncs, killed_server, remote) = result;
     let rss_end = rss_bytes();
     let resync_ms_max = resyncs
         .iter()
         .map(|r| r.1)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let cpu_total = cpu_seconds("/proc/self/stat") - cpu_start;
-    let subscribers_cpu = (cpu_total - published.cpu_seconds).max(0.0);
+    let remote_cpu = remote.as_ref().map_or(0.0, |r| r.0.cpu_seconds);
+    let subscribers_cpu = (cpu_total - published.cpu_seconds).max(0.0) + remote_cpu;
     let n_subs = args.subscribers;
-    let equal = equal_each.iter().all(|&e| e);
+    let equal = equal_each.iter().all(|&e| e) && remote.as_ref().is_none_or(|r| r.1);
     let restarted_equal = equal_each[0];
-    let late_joiner_equal = equal_each[n_subs - 1];
+    let late_joiner_equal = equal_each[equal_each.len() - 1];
+    // Per subscriber: measured in the worker processes (each holds its
+    // own), or this process's growth shared among those it ran.
+    let subscriber_rss = match &remote {
+        Some((r, _, count)) => r.rss_bytes / (*count).max(1) as u64,
+        None => rss_end.saturating_sub(rss_start) / n_subs as u64,
+    };
+    let disk = args.cluster_dir.as_deref().map(store_bytes);
     let uncompressed = m.div_ceil(8);
     let per_update = published.bytes_sent as f64 / args.updates as f64;
     let ratio = published.bytes_sent as f64 / published.bytes_full_every_time as f64;
@@ -642,7 +964,10 @@ fn main() {
             "pieces_max": published.pieces_max,
             "resyncs_ms": resyncs.iter().map(|(w, ms)| serde_json::json!({"what": w, "ms": ms.round()})).collect::<Vec<_>>(),
             "resync_ms_max": resync_ms_max.map(f64::round),
-            "subscriber_rss_bytes": rss_end.saturating_sub(rss_start) / n_subs as u64,
+            "subscriber_rss_bytes": subscriber_rss,
+            "processes": args.processes,
+            "publisher_process_rss_bytes": rss_end,
+            "servers_disk_bytes": disk.map(|d| d.into_iter().map(|(n, b)| (n, b.into())).collect::<serde_json::Map<_, _>>()),
         })
     );
     if !equal {
@@ -697,6 +1022,18 @@ mod tests {
         );
         assert_eq!(parse(&["--keys"]), Err("--keys needs a value".into()));
         assert_eq!(
+            parse(&["--subscribers", "4", "--processes", "3"]),
+            Err(
+                "--processes 3 is more than the 2 subscribers that run in workers (all but the \
+                 restarted one and the late joiner)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse(&["--subscriber-worker", "3"]),
+            Err("--subscriber-worker takes FIRST:COUNT, not `3`".into())
+        );
+        assert_eq!(
             parse(&["--subscriber", "3"]),
             Err("unknown argument `--subscriber`".into())
         );
@@ -718,6 +1055,10 @@ mod tests {
             "7",
             "--full-period-ms",
             "9",
+            "--processes",
+            "1",
+            "--subscriber-worker",
+            "1:2",
         ]) else {
             panic!("not a run")
         };
@@ -734,6 +1075,8 @@ mod tests {
                 cluster: None,
                 cluster_dir: None,
                 kill_server_at: None,
+                processes: 1,
+                worker: Some((1, 2)),
             }
         );
     }

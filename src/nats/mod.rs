@@ -64,6 +64,23 @@
 //! every server's URL: a subscriber whose server dies reconnects to
 //! another and resumes where it was.
 //!
+//! When the stream's leader dies, the other two elect a new one (4 to 9 s
+//! with nats-server 2.9, which has no setting for it); until then every
+//! request times out. Both sides wait for the new leader by asking again
+//! as soon as a request has timed out ([`NatsConfig::request_timeout`];
+//! backoff counts from each attempt's start), so each notices it within
+//! one timeout. A subscriber resumes from the stream sequence after the
+//! last update it took, not from a full frame: its consumer, if it lived
+//! on a server that is still up, delivers the next update as soon as it
+//! is stored; otherwise a probe ([`NatsConfig::probe_interval`]) finds
+//! the updates it was not given, takes them by message-get (which the new
+//! stream leader answers alone, while a new consumer also waits for the
+//! cluster's meta leader) and starts a consumer after them. A late joiner
+//! likewise fetches the full frame's pieces and the updates since, a few
+//! requests at a time, before its consumer exists, and a backlog of
+//! updates is applied before it is shared once
+//! ([`NatsSubscriber::watch`]).
+//!
 //! # Faults
 //!
 //! A subscriber never applies a frame out of order, and every frame goes

@@ -5,6 +5,7 @@ use crate::sync::Publisher;
 use crate::sync::{Update, UpdateKind};
 use async_nats::header::{NATS_MESSAGE_ID, NATS_ROLLUP};
 use async_nats::jetstream;
+use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::HeaderMap;
 use bytes::Bytes;
 use std::time::Duration;
@@ -130,6 +131,7 @@ impl NatsPublisher {
         let mut attempts = 0;
         loop {
             attempts += 1;
+            let since = Instant::now();
             let stored = async {
                 self.js
                     .publish_with_headers(subject.to_owned(), headers.clone(), payload.clone())
@@ -147,16 +149,23 @@ impl NatsPublisher {
                         source: e.into(),
                     });
                 }
-                Err(_) => {
+                Err(e) => {
                     self.copy_owed = true;
                     self.stats.retries += 1;
+                    // Counted from the attempt's start: an acknowledgement
+                    // that timed out (a cluster electing the stream's new
+                    // leader) has waited already, and the next attempt
+                    // goes at once, so that the first publish after the
+                    // election waits at most one request timeout.
                     backoff = self.config.next_backoff(backoff);
-                    tokio::time::sleep(backoff).await;
+                    tokio::time::sleep_until(since + backoff).await;
                     // A deleted stream comes back empty: the full-frame
                     // subject gets the latest version at the next chance
-                    // (copy_owed). A server that is down fails here too;
-                    // the next attempt tells.
-                    let _ = self.ensure_stream().await;
+                    // (copy_owed). A timeout means the stream is there
+                    // without a leader, and a lookup would only wait too.
+                    if !matches!(e.kind(), PublishErrorKind::TimedOut) {
+                        let _ = self.ensure_stream().await;
+                    }
                 }
             }
         }

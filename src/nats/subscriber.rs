@@ -17,7 +17,7 @@ use async_nats::jetstream::{
     stream::{LastRawMessageErrorKind, Stream},
     ErrorCode,
 };
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,8 +171,8 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     need_full: bool,
     full_check_at: Instant,
     backoff: Duration,
-    /// When a message last arrived or the stream was last looked at.
-    last_activity: Instant,
+    /// When the stream is looked at next, if no message came meanwhile.
+    probe_at: Instant,
     /// After a failure, nothing is asked of the server before this.
     resume_at: Option<Instant>,
     /// The stream's creation time, to notice a replaced stream.
@@ -184,6 +184,9 @@ pub struct NatsSubscriber<F: SharedKind = BloomFilter> {
     assembler: Assembler,
     /// The most memory a frame in pieces held, on either subject.
     pieces_peak: usize,
+    /// An update was applied and not yet shared through the watch: it is
+    /// once no further message is waiting.
+    share_owed: bool,
 }
 
 impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
@@ -196,6 +199,16 @@ impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
             .finish_non_exhaustive()
     }
 }
+
+/// How many pieces of the full frame are asked for at once: a few
+/// round trips overlap, and the answers held (each at most the server's
+/// `max_payload`, as base64 in JSON) stay a few megabytes.
+const PIPELINE: usize = 4;
+
+/// The most updates a probe takes by message-get before it starts a
+/// consumer after them (see [`NatsSubscriber::catch_up`]): a few lost
+/// with a server; a longer backlog goes through the consumer.
+const CATCH_UP_MAX: u64 = 64;
 
 /// A failed stream lookup, as a reason to wait.
 fn stream_error(e: GetStreamError) -> WaitReason {
@@ -235,17 +248,26 @@ impl<F: SharedKind> NatsSubscriber<F> {
             need_full: false,
             full_check_at: Instant::now(),
             backoff: Duration::ZERO,
-            last_activity: Instant::now(),
+            probe_at: Instant::now(),
             resume_at: None,
             stale_since: None,
             created: None,
             pending: VecDeque::new(),
             assembler: Assembler::new(max_frame_bytes),
             pieces_peak: 0,
+            share_owed: false,
         }
     }
 
-    /// The current filter and version, updated after each taken frame.
+    /// The current filter and version, updated after each taken frame,
+    /// except within a backlog: updates that are already waiting when one
+    /// is applied are applied first, and the watch gets the last of them
+    /// (on the next call of [`next_event`](Self::next_event) after its
+    /// [`Event::Applied`]). Sharing a version copies the filter, as much
+    /// work as applying a delta to it; a late joiner replaying the
+    /// updates since the full frame would otherwise copy it once each.
+    /// [`filter`](Self::filter) and [`version`](Self::version) are always
+    /// the latest.
     pub fn watch(&self) -> watch::Receiver<Snapshot<F>> {
         self.snapshot.subscribe()
     }
@@ -283,14 +305,21 @@ impl<F: SharedKind> NatsSubscriber<F> {
             if let Some(e) = self.pending.pop_front() {
                 return e;
             }
+            let polling = self.messages.is_some()
+                && self.resume_at.is_none()
+                && !(self.need_full && Instant::now() >= self.full_check_at);
+            if self.share_owed && !polling {
+                self.share();
+            }
             if let Some(t) = self.resume_at {
                 tokio::time::sleep_until(t).await;
                 self.resume_at = None;
             }
             if self.messages.is_none() {
+                let since = Instant::now();
                 if let Err(reason) = self.start().await {
                     self.messages = None;
-                    self.fail(reason);
+                    self.fail(reason, since);
                 }
                 continue;
             }
@@ -298,7 +327,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                 self.check_full().await;
                 continue;
             }
-            let probe_at = self.last_activity + self.config.probe_interval;
+            let probe_at = self.probe_at;
             let deadline = if self.need_full {
                 probe_at.min(self.full_check_at)
             } else {
@@ -307,18 +336,35 @@ impl<F: SharedKind> NatsSubscriber<F> {
             let Some(messages) = self.messages.as_mut() else {
                 continue;
             };
-            match tokio::time::timeout_at(deadline, messages.next()).await {
+            // A backlog (a late joiner's deltas since the full frame, a
+            // subscriber that was away) is applied message after message
+            // and shared once, when no further message is waiting: each
+            // share copies the filter, which costs as much as applying a
+            // delta to it.
+            let next = if self.share_owed {
+                match messages.next().now_or_never() {
+                    Some(next) => Ok(next),
+                    None => {
+                        self.share_owed = false;
+                        self.share();
+                        continue;
+                    }
+                }
+            } else {
+                tokio::time::timeout_at(deadline, messages.next()).await
+            };
+            match next {
                 Ok(Some(Ok(msg))) => {
-                    self.last_activity = Instant::now();
+                    self.probe_at = Instant::now() + self.config.probe_interval;
                     self.take(msg);
                 }
                 Ok(Some(Err(e))) => {
                     self.messages = None;
-                    self.fail(server(e));
+                    self.fail(server(e), Instant::now());
                 }
                 Ok(None) => {
                     self.messages = None;
-                    self.fail(server("the update consumer ended"));
+                    self.fail(server("the update consumer ended"), Instant::now());
                 }
                 // A full-frame check is due (the loop's top does it), or
                 // nothing came for a while: look at the stream.
@@ -332,13 +378,26 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// the update subject a message the consumer did not deliver? Either
     /// way the consumer is started again ([`start`](Self::start) tells a
     /// missing or replaced stream).
+    ///
+    /// A server that does not answer (a lost connection, a cluster electing
+    /// the stream's new leader) leaves the consumer as it is: it may well
+    /// live on a server that is still up and deliver as soon as the stream
+    /// has a leader again, while a new one could not be created before
+    /// then. The probe is repeated after the backoff, counted from this
+    /// one's start, so that a timed-out probe is followed at once and the
+    /// subscriber notices the new leader within one request timeout.
     async fn probe(&mut self) {
-        self.last_activity = Instant::now();
+        let since = Instant::now();
+        self.probe_at = since + self.config.probe_interval;
         let stream = match self.js.get_stream(self.config.stream_name()).await {
             Ok(s) => s,
             Err(e) => {
-                self.messages = None;
-                return self.fail(stream_error(e));
+                let reason = stream_error(e);
+                if reason == WaitReason::StreamMissing {
+                    self.messages = None;
+                    return self.fail(reason, since);
+                }
+                return self.probe_later(reason, since);
             }
         };
         let info = stream.cached_info();
@@ -355,39 +414,83 @@ impl<F: SharedKind> NatsSubscriber<F> {
             .get_last_raw_message_by_subject(&self.update_subject)
             .await
         {
-            Ok(m) if m.sequence >= self.next_seq => self.messages = None,
+            Ok(m) if m.sequence >= self.next_seq => {
+                self.catch_up(&stream, m.sequence).await;
+                self.messages = None;
+            }
             Ok(_) => {}
             Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
-            Err(e) => {
-                self.messages = None;
-                self.fail(server(e));
-            }
+            Err(e) => self.probe_later(server(e), since),
         }
     }
 
-    /// Reports `reason` and holds off the next request, with backoff.
-    fn fail(&mut self, reason: WaitReason) {
+    /// Takes the updates from `next_seq` to `last` by message-get, which
+    /// the stream's leader answers alone: after a lost leader a new
+    /// consumer also needs the cluster's meta leader, and on a loaded
+    /// cluster its creation can take seconds more. Messages are taken in
+    /// stream order from the start of a frame (the frame being put
+    /// together is dropped first, as when a consumer starts), so that
+    /// nothing is applied twice or out of order; the consumer started
+    /// next begins after the last one taken. More than [`CATCH_UP_MAX`]
+    /// are left to it; a failed request ends the catch-up there.
+    async fn catch_up<I>(&mut self, stream: &Stream<I>, last: u64) {
+        let from = self.next_seq;
+        if from == 0 || last < from || last - from >= CATCH_UP_MAX {
+            return;
+        }
+        self.assembler.reset();
+        let subject = self.update_subject.clone();
+        let mut gets = futures_util::stream::iter(from..=last)
+            .map(|seq| stream.get_first_raw_message_by_subject(subject.as_str(), seq))
+            .buffered(PIPELINE);
+        let mut at = from;
+        while let Some(Ok(m)) = gets.next().await {
+            if m.sequence < at {
+                continue;
+            }
+            if m.sequence > last {
+                break;
+            }
+            at = m.sequence.saturating_add(1);
+            self.take_parts(Some(&m.headers), &m.payload, m.sequence);
+        }
+    }
+
+    /// The next wait after a failure of an attempt begun at `since`: the
+    /// backoff, counted from the attempt's start (a request that timed out
+    /// has waited already), and when it ends.
+    fn backoff_from(&mut self, since: Instant) -> (Instant, Duration) {
         self.backoff = self.config.next_backoff(self.backoff);
-        self.resume_at = Some(Instant::now() + self.backoff);
-        self.pending.push_back(Event::Waiting {
-            reason,
-            retry_in: self.backoff,
-        });
+        let at = since + self.backoff;
+        (at, at.saturating_duration_since(Instant::now()))
+    }
+
+    /// Reports `reason` and holds off the next request, with backoff.
+    fn fail(&mut self, reason: WaitReason, since: Instant) {
+        let (at, retry_in) = self.backoff_from(since);
+        self.resume_at = Some(at);
+        self.pending.push_back(Event::Waiting { reason, retry_in });
+    }
+
+    /// Reports `reason` and probes again after the backoff, keeping the
+    /// consumer.
+    fn probe_later(&mut self, reason: WaitReason, since: Instant) {
+        let (at, retry_in) = self.backoff_from(since);
+        self.probe_at = at;
+        self.pending.push_back(Event::Waiting { reason, retry_in });
     }
 
     /// Looks for the full frame again later, with backoff.
-    fn full_later(&mut self, reason: WaitReason) {
+    fn full_later(&mut self, reason: WaitReason, since: Instant) {
         self.need_full = true;
-        self.backoff = self.config.next_backoff(self.backoff);
-        self.full_check_at = Instant::now() + self.backoff;
-        self.pending.push_back(Event::Waiting {
-            reason,
-            retry_in: self.backoff,
-        });
+        let (at, retry_in) = self.backoff_from(since);
+        self.full_check_at = at;
+        self.pending.push_back(Event::Waiting { reason, retry_in });
     }
 
     /// Shares the state held now.
-    fn share(&self) {
+    fn share(&mut self) {
+        self.share_owed = false;
         self.snapshot.send_replace(Snapshot {
             filter: self.sub.filter().cloned().map(Arc::new),
             version: self.sub.version(),
@@ -415,6 +518,25 @@ impl<F: SharedKind> NatsSubscriber<F> {
         if self.sub.filter().is_none() || self.need_full || self.next_seq == 0 {
             self.fetch_full(&stream).await?;
         }
+        // The updates since the full frame (or since the last one taken),
+        // before the consumer: a late joiner holds the head as soon as the
+        // messages can be read, without waiting for a consumer's creation.
+        if self.next_seq > 0 && info.state.last_sequence >= self.next_seq {
+            match stream
+                .get_last_raw_message_by_subject(&self.update_subject)
+                .await
+            {
+                Ok(m) if m.sequence >= self.next_seq => self.catch_up(&stream, m.sequence).await,
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), LastRawMessageErrorKind::NoMessageFound) => {}
+                Err(e) => return Err(server(e)),
+            }
+        }
+        // What it holds now is shared before the consumer is asked for,
+        // which can take a request timeout or more while a server is down.
+        if self.share_owed {
+            self.share();
+        }
         let deliver_policy = match self.next_seq {
             0 => DeliverPolicy::All,
             start_sequence => DeliverPolicy::ByStartSequence { start_sequence },
@@ -431,18 +553,19 @@ impl<F: SharedKind> NatsSubscriber<F> {
         // The consumer starts at a frame's first message: a frame half put
         // together comes again whole.
         self.assembler.reset();
-        self.last_activity = Instant::now();
+        self.probe_at = Instant::now() + self.config.probe_interval;
         Ok(())
     }
 
     /// After a gap: the full-frame subject, once more.
     async fn check_full(&mut self) {
+        let since = Instant::now();
         let stream = match self.js.get_stream_no_info(self.config.stream_name()).await {
             Ok(s) => s,
-            Err(e) => return self.full_later(server(e)),
+            Err(e) => return self.full_later(server(e), since),
         };
         if let Err(reason) = self.fetch_full(&stream).await {
-            self.full_later(reason);
+            self.full_later(reason, since);
         }
     }
 
@@ -514,11 +637,19 @@ impl<F: SharedKind> NatsSubscriber<F> {
         let mut assembler = Assembler::new(self.config.max_frame_bytes);
         let mut at = first;
         let mut result = None;
-        while at <= last.sequence {
-            let m = match stream
-                .get_first_raw_message_by_subject(&self.full_subject, at)
-                .await
-            {
+        // One request per sequence of the span, PIPELINE of them in flight,
+        // answers taken in order: the pieces come in one round trip's time
+        // each PIPELINE pieces instead of one each. Across a gap in the
+        // subject two requests return the same message; the second is
+        // skipped, so that what is taken is what one request after the
+        // other would have found.
+        let subject = self.full_subject.clone();
+        let mut gets = futures_util::stream::iter(first..=last.sequence)
+            .map(|seq| stream.get_first_raw_message_by_subject(subject.as_str(), seq))
+            .buffered(PIPELINE);
+        while let Some(got) = gets.next().await {
+            let m = match got {
+                Ok(m) if m.sequence < at => continue,
                 Ok(m) => m,
                 // Purged meanwhile: a newer copy is complete.
                 Err(e)
@@ -561,7 +692,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// moves the update consumer to the message after it.
     async fn fetch_full<I>(&mut self, stream: &Stream<I>) -> Result<(), WaitReason> {
         let Some((payload, sequence)) = self.full_frame(stream).await? else {
-            self.full_later(WaitReason::NoFullFrame);
+            self.full_later(WaitReason::NoFullFrame, Instant::now());
             return Ok(());
         };
         let previous = self.sub.version();
@@ -599,7 +730,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                         from_full_subject: true,
                         reason,
                     });
-                    self.full_later(WaitReason::NoNewerFullFrame);
+                    self.full_later(WaitReason::NoNewerFullFrame, Instant::now());
                     return Ok(());
                 }
                 self.need_full = false;
@@ -632,7 +763,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                     } else {
                         WaitReason::NoFullFrame
                     };
-                    self.full_later(why);
+                    self.full_later(why, Instant::now());
                 }
             }
         }
@@ -651,9 +782,22 @@ impl<F: SharedKind> NatsSubscriber<F> {
     /// subscriber with its last piece).
     fn take(&mut self, msg: jetstream::Message) {
         let stream_sequence = msg.info().map_or(0, |i| i.stream_sequence);
-        let (cut, took) = self
-            .assembler
-            .push(msg.message.headers.as_ref(), &msg.message.payload);
+        self.take_parts(
+            msg.message.headers.as_ref(),
+            &msg.message.payload,
+            stream_sequence,
+        );
+    }
+
+    /// [`take`](Self::take) for a message's parts: its headers, payload
+    /// and stream sequence.
+    fn take_parts(
+        &mut self,
+        headers: Option<&async_nats::HeaderMap>,
+        payload: &bytes::Bytes,
+        stream_sequence: u64,
+    ) {
+        let (cut, took) = self.assembler.push(headers, payload);
         if let Some(r) = cut {
             self.refused(r, stream_sequence, false);
         }
@@ -676,7 +820,7 @@ impl<F: SharedKind> NatsSubscriber<F> {
                     self.need_full = false;
                 }
                 self.backoff = Duration::ZERO;
-                self.share();
+                self.share_owed = true;
                 self.pending.push_back(Event::Applied {
                     kind,
                     version: self.sub.version(),
