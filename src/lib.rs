@@ -139,6 +139,7 @@ mod prelude {
 }
 
 decoding_modules!(delta, format, kind, kinds);
+pub mod bitcoin;
 internal_modules!(decoding: coder, wire);
 pub mod filter;
 pub mod hash;

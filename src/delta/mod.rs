@@ -177,6 +177,7 @@ impl Change {
             identity: self.identity,
             squid_cblock: None,
             signer: None,
+        block_hash: None,
         }
     }
 

@@ -206,6 +206,7 @@ fn encode_bits_with(
         identity,
         squid_cblock,
         signer: None,
+    block_hash: None,
     };
     let coding = if coding.applies_to(kind, squid_cblock.is_some()) {
         coding
@@ -614,11 +615,9 @@ pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
         return frame;
     };
     let fields = HeaderFields {
-        filter_type: h.filter_type,
-        kind: h.kind,
         identity: Some(id),
-        squid_cblock: h.squid_cblock,
         signer: None,
+        ..HeaderFields::of_header(&h)
     };
     frame_bytes(&h.params, h.n, &fields, payload)
 }
