@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bip158;
 mod bounds;
 mod defaults;
 mod end_to_end;

@@ -21,6 +21,7 @@ macro_rules! note {
     }};
 }
 
+mod bip158_cmd;
 mod demo;
 mod files;
 mod filters;
@@ -67,9 +68,11 @@ enum Command {
     Apply(filters::ApplyArgs),
     /// Plan, build, encode, decode and verify a filter from generated keys.
     Demo(demo::DemoArgs),
-    /// Import a Squid cache digest as a frame (`--squid FILE -o OUT`).
+    /// Import a Squid cache digest or a BIP158 block filter as a frame
+    /// (`--squid FILE -o OUT`, `--bip158 FILE --block-hash HEX -o OUT`).
     Import(squid_cmd::ImportArgs),
-    /// Export a frame holding a Squid digest as Squid sends it (`--squid IN -o FILE`).
+    /// Export a frame holding a Squid digest or a BIP158 filter in its own
+    /// format (`--squid IN -o FILE`, `--bip158 IN -o FILE`).
     Export(squid_cmd::ExportArgs),
     /// Make an Ed25519 key pair for signed frames: OUTPUT (the secret, mode
     /// 0600) and OUTPUT.pub (the public key for --verify).

@@ -1,4 +1,5 @@
-//! `import --squid` and `export --squid`: Squid cache digests in and out.
+//! `import` and `export`: Squid cache digests in and out, and the
+//! dispatch to the other foreign formats (`--bip158`).
 
 use crate::files::{read_all, write_all};
 use crate::{CliResult, LimitArgs};
@@ -10,8 +11,14 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub(crate) struct ImportArgs {
     /// A Squid cache digest (the 128-byte header and the mask), `-` for stdin.
-    #[arg(long, value_name = "FILE")]
-    squid: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["bip158"], conflicts_with_all = ["bip158"])]
+    squid: Option<PathBuf>,
+    #[command(flatten)]
+    bip158: crate::bip158_cmd::Bip158ImportArgs,
+    /// The input file holds hex digits (whitespace around them allowed),
+    /// not bytes (`--bip158`).
+    #[arg(long)]
+    hex: bool,
     /// Output frame (`-` for stdout).
     #[arg(short, long)]
     output: PathBuf,
@@ -25,10 +32,19 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
+    if let Some(file) = &a.bip158.bip158 {
+        return crate::bip158_cmd::import(&a.bip158, file, a.hex, &a.output, &a.limits, &a.sign);
+    }
+    let Some(squid) = &a.squid else {
+        return Err("import needs --squid FILE or --bip158 FILE".into());
+    };
+    if a.hex {
+        return Err("--hex is for --bip158 input; a Squid digest is read as bytes".into());
+    }
     crate::files::check_output(&a.output)?;
-    let data = read_all(&a.squid)?;
+    let data = read_all(squid)?;
     let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
-        .map_err(|e| format!("{}: {}", a.squid.display(), explain(&e)))?;
+        .map_err(|e| format!("{}: {}", squid.display(), explain(&e)))?;
     // The digest holds the mask now: the bytes read are not kept beside
     // it while the frame is built (a copy of the mask less at the peak).
     let read = data.len();
@@ -77,19 +93,34 @@ fn explain(e: &SquidError) -> String {
 #[derive(Args)]
 pub(crate) struct ExportArgs {
     /// A frame holding a Squid digest (from `import --squid`), `-` for stdin.
-    #[arg(long = "squid", value_name = "IN")]
-    input: PathBuf,
-    /// Write the digest as Squid sends it (header and mask) to this file.
+    #[arg(long = "squid", value_name = "IN", required_unless_present_any = ["bip158"], conflicts_with_all = ["bip158"])]
+    input: Option<PathBuf>,
+    #[command(flatten)]
+    bip158: crate::bip158_cmd::Bip158ExportArgs,
+    /// Write the digest as Squid sends it (header and mask), or the filter
+    /// as BIP158 serialises it, to this file.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
+    /// Write hex digits and a newline instead of bytes (`--bip158`).
+    #[arg(long)]
+    hex: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
+    if let Some(input) = &a.bip158.bip158 {
+        return crate::bip158_cmd::export(input, &a.output, a.hex, &a.limits);
+    }
+    let Some(input) = &a.input else {
+        return Err("export needs --squid IN or --bip158 IN".into());
+    };
+    if a.hex {
+        return Err("--hex is for --bip158 output; a Squid digest is written as bytes".into());
+    }
     crate::files::check_output(&a.output)?;
-    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", &a.input, e);
-    let data = read_all(&a.input).map_err(named)?;
+    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", input, e);
+    let data = read_all(input).map_err(named)?;
     let d = match compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
         .map_err(|e| named(e.into()))?
     {
@@ -98,7 +129,7 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
             return Err(format!(
                 "{} holds a {} filter with hash scheme {} and no Squid header; \
                  only digests imported with `cbloom import --squid` can be exported to Squid",
-                a.input.display(),
+                input.display(),
                 other.kind().name(),
                 other.params().scheme.name()
             )

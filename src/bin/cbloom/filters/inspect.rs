@@ -66,6 +66,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         v["squid"] = kinds::kind_json(&any, h.payload_len);
         v[any.kind().name()] = json!({});
     }
+    if let AnyFilter::Bip158(f) = &any {
+        v["bip158"] = crate::bip158_cmd::inspect_json(f);
+    }
     if a.json {
         outln!("{v}");
         return Ok(());
@@ -78,6 +81,8 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         h.params.scheme.id(),
         match h.params.scheme {
             compressed_bloom::HashScheme::SquidMd5 => "Squid: MD5, four 32-bit words mod m",
+            compressed_bloom::HashScheme::Bip158SipHash =>
+                "BIP158: SipHash-2-4 keyed by the block hash, one value in [0, N·784931)",
             _ => "xxh3-128, enhanced double hashing",
         }
     );
@@ -127,6 +132,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
                 l.filter.fill_ratio()
             );
         }
+    }
+    if let AnyFilter::Bip158(f) = &any {
+        crate::bip158_cmd::inspect_lines(f)?;
     }
     if let AnyFilter::Squid(d) = &any {
         let cb = d.cblock();
