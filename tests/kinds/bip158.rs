@@ -333,3 +333,49 @@ fn hostile_bip158_bytes_are_refused() {
         })
     ));
 }
+
+/// The importer reads each bit of the stream once: its work is at most 8
+/// reads per input byte whatever the input, and a refusal stops where the
+/// input broke a rule.
+#[test]
+fn bip158_import_reads_each_bit_at_most_once() {
+    use compressed_bloom::kinds::bip158::import_work;
+    let limits = DecodeLimits::default();
+    let mut run = vec![1u8];
+    run.extend(std::iter::repeat_n(0xff, 1 << 20));
+    // 2^16 values of difference 0 (all repeats), and a real block's filter.
+    let mut zeros = vec![0xfe, 0, 0, 1, 0];
+    zeros.extend(std::iter::repeat_n(0u8, (1 << 16) * 20 / 8));
+    let rows = rows();
+    let cases: [(&str, &[u8]); 5] = [
+        ("a unary run of 1 MiB", &run),
+        ("N beyond the bytes", &[0xfe, 0, 0, 0, 2, 0xff]),
+        ("2^16 zero differences", &zeros),
+        ("truncated", &[2, 0xc0, 0, 0, 0, 0]),
+        ("a block's filter", &rows[5].filter),
+    ];
+    for (what, input) in cases {
+        let (result, reads) = import_work([9; 32], input, &limits);
+        let bound = 8 * input.len() as u64;
+        eprintln!(
+            "{what}: {} bytes, {reads} bit reads, {:?}",
+            input.len(),
+            result.as_ref().map(|f| f.len())
+        );
+        assert!(
+            reads <= bound,
+            "{what}: {reads} reads for {} bytes",
+            input.len()
+        );
+    }
+    // The unary run stops once it passes the range: two bits, not 2^23.
+    assert_eq!(import_work([9; 32], &run, &limits).1, 2);
+    assert_eq!(
+        import_work([9; 32], &zeros, &limits)
+            .0
+            .unwrap()
+            .repeats()
+            .len(),
+        (1 << 16) - 1
+    );
+}

@@ -204,6 +204,18 @@ impl Bip158Filter {
         bytes: &[u8],
         limits: &DecodeLimits,
     ) -> Result<Self, Bip158Error> {
+        let mut reader = MsbBits { data: &[], at: 0 };
+        Self::import(block_hash, bytes, limits, &mut reader)
+    }
+
+    /// [`Bip158Filter::from_bip158_bytes`] with `reader` left where the
+    /// import stopped: its bit count is the importer's work.
+    fn import<'a>(
+        block_hash: [u8; HASH_LEN],
+        bytes: &'a [u8],
+        limits: &DecodeLimits,
+        reader: &mut MsbBits<'a>,
+    ) -> Result<Self, Bip158Error> {
         let (n, used) = read_compact_size(bytes)?;
         let stream = bytes.get(used..).unwrap_or_default();
         if n > MAX_ELEMENTS {
@@ -222,10 +234,7 @@ impl Bip158Filter {
             });
         }
         let range = range_for(n).unwrap_or(M);
-        let mut reader = MsbBits {
-            data: stream,
-            at: 0,
-        };
+        reader.data = stream;
         let mut values = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
         let mut last = 0u64;
         for index in 0..n {
@@ -419,6 +428,22 @@ impl Bip158Filter {
     pub fn filter_header(&self, prev: &[u8; HASH_LEN]) -> [u8; HASH_LEN] {
         sha256d(&[&self.filter_hash(), prev])
     }
+}
+
+internal! {
+/// [`Bip158Filter::from_bip158_bytes`], also returning the bits of the
+/// Golomb-Rice stream it read: each bit is read once, so the work is at
+/// most 8 per input byte, and a refusal stops where the input broke a
+/// rule (a unary run as soon as it passes the range).
+pub fn import_work(
+    block_hash: [u8; HASH_LEN],
+    bytes: &[u8],
+    limits: &DecodeLimits,
+) -> (Result<Bip158Filter, Bip158Error>, u64) {
+    let mut reader = MsbBits { data: &[], at: 0 };
+    let result = Bip158Filter::import(block_hash, bytes, limits, &mut reader);
+    (result, reader.at)
+}
 }
 
 /// BIP158's SipHash key: the block hash's first two 64-bit words, read
