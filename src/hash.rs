@@ -22,6 +22,11 @@
 //! Squid's key is its method id as one byte followed by the URL
 //! ([`crate::kinds::squid::store_key`]).
 //!
+//! Scheme 3 ([`HashScheme::Bip158SipHash`], version 3) is BIP158's: the
+//! position of a script is `⌊SipHash-2-4(k0, k1, script) · m / 2^64⌋`
+//! (k = 1), keyed by the first 16 bytes of the block's hash, which the
+//! frame's metadata record 3 carries ([`crate::bitcoin::Bip158Filter`]).
+//!
 //! Scheme 4 ([`HashScheme::Bip37Murmur`], format version 3) is BIP37's
 //! `filterload` hashing, so that the Bloom filters Bitcoin SPV wallets send
 //! can be held and queried as Bitcoin Core holds them: position `i` is
@@ -48,6 +53,11 @@ pub enum HashScheme {
     /// words, each modulo m. Requires k = 4, m < 2^32 and seed 0. Wire id
     /// 2, format version 3.
     SquidMd5,
+    /// BIP158 basic block filters: SipHash-2-4 keyed by the block hash's
+    /// first 16 bytes, one position per key, multiply-shift reduction.
+    /// Sparse kind only, with k = 1 and seed 0; the key travels in
+    /// metadata record 3. Wire id 3, format version 3.
+    Bip158SipHash,
     /// BIP37's `filterload` hashing: for i = 0..k−1, MurmurHash3 (x86,
     /// 32-bit) of the key with seed `i·0xFBA4C795 + seed` (mod 2^32; the
     /// seed is BIP37's `nTweak`), modulo m. Requires 1 ≤ k ≤ 50,
@@ -65,6 +75,7 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3EnhancedDouble => 1,
             HashScheme::SquidMd5 => 2,
+            HashScheme::Bip158SipHash => 3,
             HashScheme::Bip37Murmur => 4,
         }
     }
@@ -74,6 +85,7 @@ impl HashScheme {
         match id {
             1 => Some(HashScheme::Xxh3EnhancedDouble),
             2 => Some(HashScheme::SquidMd5),
+            3 => Some(HashScheme::Bip158SipHash),
             4 => Some(HashScheme::Bip37Murmur),
             _ => None,
         }
@@ -83,7 +95,7 @@ impl HashScheme {
     pub const fn min_version(self) -> u8 {
         match self {
             HashScheme::Xxh3EnhancedDouble => 1,
-            HashScheme::SquidMd5 | HashScheme::Bip37Murmur => 3,
+            HashScheme::SquidMd5 | HashScheme::Bip158SipHash | HashScheme::Bip37Murmur => 3,
         }
     }
 
@@ -92,6 +104,7 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3EnhancedDouble => "xxh3",
             HashScheme::SquidMd5 => "squid-md5",
+            HashScheme::Bip158SipHash => "bip158-siphash",
             HashScheme::Bip37Murmur => "bip37-murmur3",
         }
     }
@@ -103,6 +116,11 @@ impl HashScheme {
     /// the order [`KeyHash::positions_for`] reads Squid's: a filter with
     /// k > 4 needs the key itself ([`BloomFilter::insert`](crate::BloomFilter::insert)
     /// and [`contains`](crate::BloomFilter::contains) take it).
+    ///
+    /// [`HashScheme::Bip158SipHash`] is keyed by a block hash that a seed
+    /// cannot hold: here its key is `(seed, 0)`, and `h1` is the SipHash
+    /// (`h2` = 0). A block's filter hashes with the block's key
+    /// ([`crate::bitcoin::Bip158Filter::contains`]).
     #[inline]
     pub fn hash(self, key: &[u8], seed: u64) -> KeyHash {
         match self {
@@ -115,6 +133,10 @@ impl HashScheme {
                     h2: u64::from_be_bytes(lo.try_into().unwrap_or([0; 8])),
                 }
             }
+            HashScheme::Bip158SipHash => KeyHash {
+                h1: siphash24(seed, 0, key),
+                h2: 0,
+            },
             HashScheme::Bip37Murmur => {
                 let w = |i: u32| u64::from(murmur3_x86_32(bip37_seed(i, seed), key));
                 KeyHash {
@@ -253,7 +275,7 @@ impl KeyHash {
     #[inline]
     pub fn positions_for(self, scheme: HashScheme, m: u64, k: u32) -> Positions {
         match scheme {
-            HashScheme::Xxh3EnhancedDouble => self.positions(m, k),
+            HashScheme::Xxh3EnhancedDouble | HashScheme::Bip158SipHash => self.positions(m, k),
             HashScheme::SquidMd5 | HashScheme::Bip37Murmur => Positions {
                 a: self.h1,
                 b: self.h2,
@@ -323,6 +345,59 @@ pub fn reduce(x: u64, m: u64) -> u64 {
 }
 }
 
+internal! {
+/// SipHash-2-4 (c = 2, d = 4) of `data` under the 128-bit key `(k0, k1)`,
+/// the key's halves read little-endian from its 16 bytes: the hash
+/// BIP158 and Bitcoin Core's `CSipHasher` compute (no length prefix on
+/// `data`; the length enters the last block as SipHash specifies).
+pub fn siphash24(k0: u64, k1: u64, data: &[u8]) -> u64 {
+    #[inline(always)]
+    fn round(v: &mut [u64; 4]) {
+        v[0] = v[0].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(13) ^ v[0];
+        v[0] = v[0].rotate_left(32);
+        v[2] = v[2].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(16) ^ v[2];
+        v[0] = v[0].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(21) ^ v[0];
+        v[2] = v[2].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(17) ^ v[2];
+        v[2] = v[2].rotate_left(32);
+    }
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
+    let mut blocks = data.chunks_exact(8);
+    for block in &mut blocks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(block);
+        let m = u64::from_le_bytes(word);
+        v[3] ^= m;
+        round(&mut v);
+        round(&mut v);
+        v[0] ^= m;
+    }
+    let mut last = [0u8; 8];
+    let tail = blocks.remainder();
+    last[..tail.len()].copy_from_slice(tail);
+    // The length's low byte in the top byte of the last block.
+    last[7] = data.len() as u8;
+    let m = u64::from_le_bytes(last);
+    v[3] ^= m;
+    round(&mut v);
+    round(&mut v);
+    v[0] ^= m;
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,12 +441,17 @@ mod tests {
         );
         assert_eq!(HashScheme::from_id(0), None);
         assert_eq!(
+            HashScheme::from_id(HashScheme::Bip158SipHash.id()),
+            Some(HashScheme::Bip158SipHash)
+        );
+        assert_eq!(
             HashScheme::from_id(HashScheme::Bip37Murmur.id()),
             Some(HashScheme::Bip37Murmur)
         );
         assert_eq!(HashScheme::Bip37Murmur.id(), 4);
         assert_eq!(HashScheme::Bip37Murmur.min_version(), 3);
         assert_eq!(HashScheme::Bip37Murmur.name(), "bip37-murmur3");
+        assert_eq!(HashScheme::from_id(5), None);
     }
 
     /// RFC 1321's test vector MD5("abc") = 900150983cd24fb0d6963f7d28e17f72,
@@ -423,5 +503,85 @@ mod tests {
             xxh,
             KeyHash::new(key, 7).positions(1000, 5).collect::<Vec<_>>()
         );
+    }
+
+    /// Bitcoin Core's `siphash_4_2_testvec` (src/test/hash_tests.cpp, the
+    /// SipHash authors' vectors): key 00..0f, message 00..(i-1) for i in
+    /// 0..64.
+    #[test]
+    fn siphash24_matches_the_64_reference_vectors() {
+        const VECTORS: [u64; 64] = [
+            0x726fdb47dd0e0e31,
+            0x74f839c593dc67fd,
+            0x0d6c8009d9a94f5a,
+            0x85676696d7fb7e2d,
+            0xcf2794e0277187b7,
+            0x18765564cd99a68d,
+            0xcbc9466e58fee3ce,
+            0xab0200f58b01d137,
+            0x93f5f5799a932462,
+            0x9e0082df0ba9e4b0,
+            0x7a5dbbc594ddb9f3,
+            0xf4b32f46226bada7,
+            0x751e8fbc860ee5fb,
+            0x14ea5627c0843d90,
+            0xf723ca908e7af2ee,
+            0xa129ca6149be45e5,
+            0x3f2acc7f57c29bdb,
+            0x699ae9f52cbe4794,
+            0x4bc1b3f0968dd39c,
+            0xbb6dc91da77961bd,
+            0xbed65cf21aa2ee98,
+            0xd0f2cbb02e3b67c7,
+            0x93536795e3a33e88,
+            0xa80c038ccd5ccec8,
+            0xb8ad50c6f649af94,
+            0xbce192de8a85b8ea,
+            0x17d835b85bbb15f3,
+            0x2f2e6163076bcfad,
+            0xde4daaaca71dc9a5,
+            0xa6a2506687956571,
+            0xad87a3535c49ef28,
+            0x32d892fad841c342,
+            0x7127512f72f27cce,
+            0xa7f32346f95978e3,
+            0x12e0b01abb051238,
+            0x15e034d40fa197ae,
+            0x314dffbe0815a3b4,
+            0x027990f029623981,
+            0xcadcd4e59ef40c4d,
+            0x9abfd8766a33735c,
+            0x0e3ea96b5304a7d0,
+            0xad0c42d6fc585992,
+            0x187306c89bc215a9,
+            0xd4a60abcf3792b95,
+            0xf935451de4f21df2,
+            0xa9538f0419755787,
+            0xdb9acddff56ca510,
+            0xd06c98cd5c0975eb,
+            0xe612a3cb9ecba951,
+            0xc766e62cfcadaf96,
+            0xee64435a9752fe72,
+            0xa192d576b245165a,
+            0x0a8787bf8ecb74b2,
+            0x81b3e73d20b49b6f,
+            0x7fa8220ba3b2ecea,
+            0x245731c13ca42499,
+            0xb78dbfaf3a8d83bd,
+            0xea1ad565322a1a0b,
+            0x60e61c23a3795013,
+            0x6606d7e446282b93,
+            0x6ca4ecb15c5f91e1,
+            0x9f626da15c9625f3,
+            0xe51b38608ef25f57,
+            0x958a324ceb064572,
+        ];
+        let key: Vec<u8> = (0u8..16).collect();
+        let k0 = u64::from_le_bytes(key[..8].try_into().unwrap());
+        let k1 = u64::from_le_bytes(key[8..].try_into().unwrap());
+        let data: Vec<u8> = (0u8..64).collect();
+        for (i, &want) in VECTORS.iter().enumerate() {
+            assert_eq!(siphash24(k0, k1, &data[..i]), want, "message of {i} bytes");
+        }
     }
 }

@@ -178,6 +178,7 @@ impl Change {
             squid_cblock: None,
             signer: None,
             bip37_flags: None,
+            block_hash: None,
         }
     }
 

@@ -159,6 +159,15 @@ impl FilterParams {
                     None
                 }
             }
+            HashScheme::Bip158SipHash => {
+                if self.k != 1 {
+                    Some("BIP158's hashing gives one position per script: k = 1")
+                } else if self.seed != 0 {
+                    Some("BIP158's hashing is keyed by the block hash, not a seed: seed must be 0")
+                } else {
+                    None
+                }
+            }
         }
     }
 

@@ -193,6 +193,18 @@ pub enum DecodeError {
     /// metadata tag 4).
     #[error("not a BIP37 filter: the frame has no BIP37 record (hash scheme 4, metadata tag 4)")]
     NotBip37,
+    /// A BIP158 record (metadata tag 3) or filter that BIP158 does not
+    /// allow, or that does not describe the frame's filter.
+    #[error("BIP158 filter at frame byte {offset}: {source}")]
+    Bip158 {
+        /// Frame offset of the record, or of the payload.
+        offset: usize,
+        /// What is wrong.
+        source: crate::kinds::bip158::Bip158Error,
+    },
+    /// The frame is not a BIP158 filter (no metadata record 3).
+    #[error("not a BIP158 filter: the frame has no BIP158 record (metadata tag 3)")]
+    NotBip158,
     /// The decoded bits are not a valid filter (e.g. ones past bit m − 1).
     #[error("decoded filter invalid: {0}")]
     Filter(#[from] FilterError),

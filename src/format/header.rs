@@ -72,6 +72,11 @@ pub const META_BIP37: u64 = 4;
 pub const KEY_ID_LEN: usize = 8;
 /// Length of the signature that follows a signed frame's CRC.
 pub const SIGNATURE_LEN: usize = 64;
+/// Metadata tag 3: a BIP158 basic filter's block hash (docs/FORMAT.md
+/// section 6); it goes with hash scheme 3.
+pub const META_BIP158: u64 = 3;
+/// Length of a block hash.
+pub const BLOCK_HASH_LEN: usize = 32;
 
 /// Version-3 flag bit: the update identity follows n.
 const FLAG_IDENTITY: u8 = 0x01;
@@ -111,11 +116,27 @@ pub(crate) struct HeaderFields {
     /// The signing key's id, as metadata tag 2 (section 6): the frame is
     /// followed by its signature.
     pub(crate) signer: Option<[u8; KEY_ID_LEN]>,
+    /// A BIP158 filter's block hash, as metadata tag 3 (section 6).
+    pub(crate) block_hash: Option<[u8; BLOCK_HASH_LEN]>,
     /// BIP37's `nFlags`, as metadata tag 4 (section 6).
     pub(crate) bip37_flags: Option<u8>,
 }
 
 impl HeaderFields {
+    /// The fields of a parsed header, to write its frame again with some
+    /// of them changed.
+    pub(crate) const fn of_header(h: &FrameHeader) -> Self {
+        HeaderFields {
+            filter_type: h.filter_type,
+            kind: h.kind,
+            identity: h.identity,
+            squid_cblock: h.squid_cblock,
+            signer: h.signer,
+            block_hash: h.block_hash,
+            bip37_flags: h.bip37_flags,
+        }
+    }
+
     /// A standard filter's frame of `filter_type` without an identity.
     pub(crate) const fn plain(filter_type: FilterType) -> Self {
         HeaderFields {
@@ -124,6 +145,7 @@ impl HeaderFields {
             identity: None,
             squid_cblock: None,
             signer: None,
+            block_hash: None,
             bip37_flags: None,
         }
     }
@@ -136,6 +158,7 @@ impl HeaderFields {
             identity: None,
             squid_cblock: None,
             signer: None,
+            block_hash: None,
             bip37_flags: None,
         }
     }
@@ -146,6 +169,7 @@ impl HeaderFields {
         if self.identity.is_some()
             || self.squid_cblock.is_some()
             || self.signer.is_some()
+            || self.block_hash.is_some()
             || self.bip37_flags.is_some()
             || !matches!(self.kind, FilterKind::Standard)
             || scheme.min_version() >= 3
@@ -160,7 +184,11 @@ impl HeaderFields {
     /// `tag ‖ len ‖ bytes` for each, in increasing tag order; `None`
     /// without records.
     fn records(&self) -> Option<Vec<u8>> {
-        if self.squid_cblock.is_none() && self.signer.is_none() && self.bip37_flags.is_none() {
+        if self.squid_cblock.is_none()
+            && self.signer.is_none()
+            && self.block_hash.is_none()
+            && self.bip37_flags.is_none()
+        {
             return None;
         }
         let mut out = Vec::new();
@@ -173,6 +201,11 @@ impl HeaderFields {
             varint::put(&mut out, META_SIGNATURE);
             varint::put(&mut out, KEY_ID_LEN as u64);
             out.extend_from_slice(&id);
+        }
+        if let Some(hash) = self.block_hash {
+            varint::put(&mut out, META_BIP158);
+            varint::put(&mut out, BLOCK_HASH_LEN as u64);
+            out.extend_from_slice(&hash);
         }
         if let Some(flags) = self.bip37_flags {
             varint::put(&mut out, META_BIP37);
@@ -206,6 +239,9 @@ pub struct FrameHeader {
     /// signed: its signature follows the CRC. Checked by
     /// [`verify_frame`](crate::format::verify_frame), not by the decoders.
     pub signer: Option<[u8; KEY_ID_LEN]>,
+    /// The block hash of a BIP158 filter (metadata tag 3, internal byte
+    /// order), if the frame holds one.
+    pub block_hash: Option<[u8; BLOCK_HASH_LEN]>,
     /// BIP37's `nFlags` (metadata tag 4), if the frame is a BIP37
     /// `filterload` filter ([`Bip37Filter`](crate::kinds::bip37::Bip37Filter)).
     pub bip37_flags: Option<u8>,
@@ -374,6 +410,7 @@ pub fn parse(data: &[u8], limits: &DecodeLimits) -> Result<FrameHeader, DecodeEr
         metadata: fields.metadata,
         squid_cblock: fields.squid_cblock.map(|(_, cb)| cb),
         signer: fields.signer,
+        block_hash: fields.block_hash.map(|(_, hash)| hash),
         bip37_flags: fields.bip37_flags.map(|(_, f)| f),
         payload_len: fields.payload_len.0,
         header_len: fields.header_len,
@@ -406,6 +443,8 @@ struct Varints {
     metadata: Option<(usize, usize)>,
     squid_cblock: Option<(usize, [u8; SQUID_CBLOCK_LEN])>,
     signer: Option<[u8; KEY_ID_LEN]>,
+    /// A BIP158 filter's block hash (tag 3), and where it starts.
+    block_hash: Option<(usize, [u8; BLOCK_HASH_LEN])>,
     /// BIP37's flags byte and where it is.
     bip37_flags: Option<(usize, u8)>,
     payload_len: (u64, usize),
@@ -501,6 +540,7 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
     let mut metadata = None;
     let mut squid_cblock = None;
     let mut signer = None;
+    let mut block_hash = None;
     let mut bip37_flags = None;
     if fixed.flags & FLAG_METADATA != 0 {
         let found = records(&mut cur)?;
@@ -512,6 +552,10 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
         signer = found.signer_at.and_then(|i| {
             let id = data.get(i..i.saturating_add(KEY_ID_LEN))?;
             <[u8; KEY_ID_LEN]>::try_from(id).ok()
+        });
+        block_hash = found.bip158_at.and_then(|i| {
+            let hash = data.get(i..i.saturating_add(BLOCK_HASH_LEN))?;
+            Some((i, <[u8; BLOCK_HASH_LEN]>::try_from(hash).ok()?))
         });
         bip37_flags = found
             .bip37_at
@@ -528,6 +572,7 @@ fn varint_fields(data: &[u8], fixed: &Fixed) -> Result<Varints, DecodeError> {
         metadata,
         squid_cblock,
         signer,
+        block_hash,
         bip37_flags,
         payload_len,
         header_len: cur.at,
@@ -613,28 +658,7 @@ fn check_rules(fixed: &Fixed, v: &Varints) -> Result<FilterParams, DecodeError> 
             reason,
         });
     }
-    if fixed.scheme != HashScheme::Xxh3EnhancedDouble && fixed.kind != FilterKind::Standard {
-        return Err(DecodeError::InvalidField {
-            offset: 4,
-            field: "hash scheme",
-            reason: if fixed.scheme == HashScheme::Bip37Murmur {
-                "BIP37's hashing (scheme 4) is for the standard kind only"
-            } else {
-                "Squid's hashing (scheme 2) is for the standard kind only"
-            },
-        });
-    }
-    if let Some((at, _)) = v.bip37_flags {
-        // The record describes a filter BIP37's hashing built: it has no
-        // meaning beside another scheme.
-        if fixed.scheme != HashScheme::Bip37Murmur {
-            return Err(DecodeError::InvalidField {
-                offset: at,
-                field: "metadata tag",
-                reason: "a BIP37 record (tag 4) needs hash scheme 4",
-            });
-        }
-    }
+    scheme_kind_rules(fixed, v, &params)?;
     if let Some((at, cb)) = &v.squid_cblock {
         // Squid's own checks, then that the header describes this filter
         // (the scheme rules above made k = 4, seed 0).
@@ -915,7 +939,73 @@ pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
 /// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
 const fn known_metadata_tag(tag: u64) -> bool {
-    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE || tag == META_BIP37
+    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE || tag == META_BIP158 || tag == META_BIP37
+}
+
+/// Which hash scheme goes with which kind (section 2.3, step 4): Squid's
+/// and BIP37's with the standard kind; BIP158's with the sparse kind, one
+/// whole filter (type 1) whose m is N · 784931 and which carries record
+/// 3; record 3 with scheme 3 only, record 4 with scheme 4 only.
+fn scheme_kind_rules(fixed: &Fixed, v: &Varints, params: &FilterParams) -> Result<(), DecodeError> {
+    let scheme = |reason| {
+        Err(DecodeError::InvalidField {
+            offset: 4,
+            field: "hash scheme",
+            reason,
+        })
+    };
+    match fixed.scheme {
+        HashScheme::Xxh3EnhancedDouble => {}
+        HashScheme::SquidMd5 if fixed.kind != FilterKind::Standard => {
+            return scheme("Squid's hashing (scheme 2) is for the standard kind only");
+        }
+        HashScheme::SquidMd5 => {}
+        HashScheme::Bip37Murmur if fixed.kind != FilterKind::Standard => {
+            return scheme("BIP37's hashing (scheme 4) is for the standard kind only");
+        }
+        HashScheme::Bip37Murmur => {}
+        HashScheme::Bip158SipHash => {
+            if fixed.kind != FilterKind::Sparse {
+                return scheme("BIP158's hashing (scheme 3) is for the sparse kind only");
+            }
+            if fixed.filter_type != FilterType::Coded {
+                return Err(DecodeError::InvalidField {
+                    offset: 3,
+                    field: "filter type",
+                    reason: "a BIP158 filter (scheme 3) travels whole, as type 1",
+                });
+            }
+            if v.block_hash.is_none() {
+                return scheme("BIP158's hashing (scheme 3) needs metadata record 3 (the block hash)");
+            }
+            if crate::kinds::bip158::range_for(v.n) != Some(params.m) {
+                return Err(DecodeError::InvalidField {
+                    offset: v.m.1,
+                    field: "m",
+                    reason: "under scheme 3, m = N · 784931 with N = n (m = 784931 when n = 0)",
+                });
+            }
+        }
+    }
+    if let Some((at, _)) = v.bip37_flags {
+        // The record describes a filter BIP37's hashing built: it has no
+        // meaning beside another scheme.
+        if fixed.scheme != HashScheme::Bip37Murmur {
+            return Err(DecodeError::InvalidField {
+                offset: at,
+                field: "metadata tag",
+                reason: "a BIP37 record (tag 4) needs hash scheme 4",
+            });
+        }
+    }
+    match v.block_hash {
+        Some((at, _)) if fixed.scheme != HashScheme::Bip158SipHash => Err(DecodeError::InvalidField {
+            offset: at,
+            field: "metadata tag",
+            reason: "metadata record 3 (BIP158) goes with hash scheme 3 only",
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Where a header's metadata records are, and the known records in them.
@@ -928,6 +1018,8 @@ struct Records {
     squid_at: Option<usize>,
     /// Where a signing key's id (tag 2) starts.
     signer_at: Option<usize>,
+    /// Where a BIP158 block hash (tag 3) starts.
+    bip158_at: Option<usize>,
     /// Where BIP37's flags byte (tag 4) is.
     bip37_at: Option<usize>,
 }
@@ -954,6 +1046,7 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
     let mut last: Option<u64> = None;
     let mut squid_at = None;
     let mut signer_at = None;
+    let mut bip158_at = None;
     let mut bip37_at = None;
     while cur.at < end {
         let (tag, tag_at) = cur.next("metadata tag")?;
@@ -1000,6 +1093,16 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
             }
             signer_at = Some(cur.at);
         }
+        if tag == META_BIP158 {
+            if len != BLOCK_HASH_LEN as u64 {
+                return Err(DecodeError::InvalidField {
+                    offset: len_at,
+                    field: "metadata length",
+                    reason: "a BIP158 record (tag 3) is a 32-byte block hash",
+                });
+            }
+            bip158_at = Some(cur.at);
+        }
         if tag == META_BIP37 {
             if len != 1 {
                 return Err(DecodeError::InvalidField {
@@ -1025,6 +1128,7 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
         len: end.saturating_sub(start),
         squid_at,
         signer_at,
+        bip158_at,
         bip37_at,
     })
 }

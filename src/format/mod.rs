@@ -621,12 +621,9 @@ pub(crate) fn with_identity(frame: Vec<u8>, id: Option<UpdateId>) -> Vec<u8> {
         return frame;
     };
     let fields = HeaderFields {
-        filter_type: h.filter_type,
-        kind: h.kind,
         identity: Some(id),
-        squid_cblock: h.squid_cblock,
         signer: None,
-        bip37_flags: h.bip37_flags,
+        ..HeaderFields::of_header(&h)
     };
     frame_bytes(&h.params, h.n, &fields, payload)
 }

@@ -50,12 +50,8 @@ pub(crate) fn key_id_hex(id: &[u8; KEY_ID_LEN]) -> String {
 pub fn sign_frame(frame: &[u8], key: &SigningKey) -> Result<Vec<u8>, DecodeError> {
     let (h, payload) = checked_whole_frame(frame, &DecodeLimits::unlimited())?;
     let fields = HeaderFields {
-        filter_type: h.filter_type,
-        kind: h.kind,
-        identity: h.identity,
-        squid_cblock: h.squid_cblock,
         signer: Some(key_id(&key.verifying_key())),
-        bip37_flags: h.bip37_flags,
+        ..HeaderFields::of_header(&h)
     };
     let mut out = frame_bytes(&h.params, h.n, &fields, payload);
     let signature = key.sign(&out);

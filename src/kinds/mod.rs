@@ -37,6 +37,9 @@ macro_rules! for_each_kind {
             Partitioned(partitioned::PartitionedBloomFilter),
             /// [`FilterKind::Scalable`](crate::FilterKind::Scalable).
             Scalable(scalable::ScalableBloomFilter),
+            /// A BIP158 basic block filter: a sparse filter with BIP158's
+            /// hashing and the block hash (metadata tag 3).
+            Bip158(bip158::Bip158Filter),
             /// [`FilterKind::Sparse`](crate::FilterKind::Sparse).
             Sparse(sparse::SparseFilter),
             /// [`FilterKind::Ribbon`](crate::FilterKind::Ribbon).

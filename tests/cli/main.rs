@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bip158;
 mod bip37;
 mod bounds;
 mod defaults;

@@ -11,6 +11,7 @@
 //! cargo run --release -- counting    # the counting kind's bits per counter against the entropy
 //! cargo run --release -- scalable    # what growing costs on the wire
 //! cargo run --release -- squid       # Squid cache digests, compressed and re-planned
+//! cargo run --release -- bip158      # BIP158 filters against the sparse kind's coding
 //! cargo run --release -- stream      # format::stream on a 1 GiB filter: time and peak RSS
 //! cargo run --release -- attack      # hostile frames against a 512 MiB subscriber (docs/HARDENING.md)
 //! cargo run --release -- cond-apply  # conditional against plain delta apply time (docs/HARDENING.md)
@@ -93,6 +94,7 @@ mod cond_apply;
 mod counting;
 mod grid;
 mod scalable;
+mod bip158;
 mod squid;
 mod stream;
 
@@ -353,6 +355,7 @@ fn main() {
         Some("counting") => counting::run(),
         Some("scalable") => scalable::run(),
         Some("squid") => squid::run(),
+        Some("bip158") => bip158::run(),
         Some("stream") => stream::run(),
         Some("stream-child") => stream::child(&args[2], &args[3]),
         Some("attack") => attack::run(),
@@ -360,7 +363,7 @@ fn main() {
         Some("cond-apply") => cond_apply::run(),
         Some("grid") => grid::run(&args[2..]),
         _ => {
-            eprintln!("usage: compare | simulate | delta | kinds | ribbon | counting | scalable | squid | stream | attack | cond-apply | grid [MAX_M] [coded|static]");
+            eprintln!("usage: compare | simulate | delta | kinds | ribbon | counting | scalable | squid | bip158 | stream | attack | cond-apply | grid [MAX_M] [coded|static]");
             std::process::exit(2);
         }
     }

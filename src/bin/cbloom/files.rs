@@ -383,3 +383,18 @@ pub(crate) fn progress(what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// The bytes that `text` (hex digits, either case) spells.
+pub(crate) fn unhex(text: &str) -> Result<Vec<u8>, String> {
+    if !text.len().is_multiple_of(2) {
+        return Err(format!("odd number of hex digits ({})", text.len()));
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| format!("not hex at character {}", i + 1))
+        })
+        .collect()
+}

@@ -21,6 +21,7 @@ macro_rules! note {
     }};
 }
 
+mod bip158_cmd;
 mod bitcoin_cmd;
 mod demo;
 mod files;
@@ -68,12 +69,14 @@ enum Command {
     Apply(filters::ApplyArgs),
     /// Plan, build, encode, decode and verify a filter from generated keys.
     Demo(demo::DemoArgs),
-    /// Import a Squid cache digest (`--squid FILE -o OUT`) or a BIP37
+    /// Import a Squid cache digest (`--squid FILE -o OUT`), a BIP158 block
+    /// filter (`--bip158 FILE --block-hash HEX [--hex] -o OUT`) or a BIP37
     /// `filterload` payload (`--bip37 FILE [--hex] -o OUT`) as a frame.
     Import(squid_cmd::ImportArgs),
     /// Export a frame holding a Squid digest as Squid sends it (`--squid IN
-    /// -o FILE`), or a BIP37 filter as its `filterload` payload (`--bip37 IN
-    /// -o FILE [--hex]`).
+    /// -o FILE`), a BIP158 filter as BIP158 serialises it (`--bip158 IN -o
+    /// FILE [--hex]`), or a BIP37 filter as its `filterload` payload
+    /// (`--bip37 IN -o FILE [--hex]`).
     Export(squid_cmd::ExportArgs),
     /// Make an Ed25519 key pair for signed frames: OUTPUT (the secret, mode
     /// 0600) and OUTPUT.pub (the public key for --verify).

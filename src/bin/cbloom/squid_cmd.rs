@@ -1,6 +1,7 @@
 //! `import` and `export`: filters in deployed formats in and out of
-//! frames: Squid cache digests here (`--squid`), BIP37 `filterload`
-//! payloads in `bitcoin_cmd` (`--bip37`).
+//! frames: Squid cache digests here (`--squid`), BIP158 block filters in
+//! `bip158_cmd` (`--bip158`) and BIP37 `filterload` payloads in
+//! `bitcoin_cmd` (`--bip37`).
 
 use crate::files::{read_all, write_all};
 use crate::{CliResult, LimitArgs};
@@ -10,7 +11,7 @@ use compressed_bloom::AnyFilter;
 use std::path::PathBuf;
 
 #[derive(Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["squid", "bip37"])))]
+#[command(group(ArgGroup::new("source").required(true).args(["squid", "bip37", "bip158"])))]
 pub(crate) struct ImportArgs {
     /// A Squid cache digest (the 128-byte header and the mask), `-` for stdin.
     #[arg(long, value_name = "FILE")]
@@ -19,8 +20,11 @@ pub(crate) struct ImportArgs {
     /// nHashFuncs, nTweak, nFlags), `-` for stdin.
     #[arg(long, value_name = "FILE")]
     pub(crate) bip37: Option<PathBuf>,
-    /// The input file holds hex (whitespace ignored) rather than bytes.
-    #[arg(long, requires = "bip37")]
+    #[command(flatten)]
+    bip158: crate::bip158_cmd::Bip158ImportArgs,
+    /// The input file holds hex (whitespace ignored) rather than bytes
+    /// (`--bip158`, `--bip37`).
+    #[arg(long)]
     pub(crate) hex: bool,
     /// Output frame (`-` for stdout).
     #[arg(short, long)]
@@ -35,11 +39,21 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) fn import(a: &ImportArgs) -> CliResult {
+    if let Some(file) = &a.bip158.bip158 {
+        return crate::bip158_cmd::import(&a.bip158, file, a.hex, &a.output, &a.limits, &a.sign);
+    }
     let squid = match (&a.squid, &a.bip37) {
         (Some(path), _) => path,
         (None, Some(path)) => return crate::bitcoin_cmd::import_bip37(a, path),
-        (None, None) => return Err("give the input: --squid FILE or --bip37 FILE".into()),
+        (None, None) => {
+            return Err("give the input: --squid FILE, --bip158 FILE or --bip37 FILE".into())
+        }
     };
+    if a.hex {
+        return Err(
+            "--hex is for --bip158 and --bip37 input; a Squid digest is read as bytes".into(),
+        );
+    }
     crate::files::check_output(&a.output)?;
     let data = read_all(squid)?;
     let d = SquidDigest::from_squid_bytes(&data, &a.limits.limits_for(data.len() as u64))
@@ -90,7 +104,7 @@ fn explain(e: &SquidError) -> String {
 }
 
 #[derive(Args)]
-#[command(group(ArgGroup::new("format").required(true).args(["input", "bip37"])))]
+#[command(group(ArgGroup::new("format").required(true).args(["input", "bip37", "bip158"])))]
 pub(crate) struct ExportArgs {
     /// A frame holding a Squid digest (from `import --squid`), `-` for stdin.
     #[arg(long = "squid", value_name = "IN")]
@@ -99,23 +113,33 @@ pub(crate) struct ExportArgs {
     /// stdin: writes its `filterload` payload.
     #[arg(long, value_name = "IN")]
     pub(crate) bip37: Option<PathBuf>,
-    /// Write the digest as Squid sends it (header and mask), or the
-    /// `filterload` payload, to this file.
+    #[command(flatten)]
+    bip158: crate::bip158_cmd::Bip158ExportArgs,
+    /// Write the digest as Squid sends it (header and mask), the filter as
+    /// BIP158 serialises it, or the `filterload` payload, to this file.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: PathBuf,
-    /// Write the payload as hex (one line) rather than bytes (--bip37).
-    #[arg(long, requires = "bip37")]
+    /// Write hex (one line) rather than bytes (`--bip158`, `--bip37`).
+    #[arg(long)]
     pub(crate) hex: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
 
 pub(crate) fn export(a: &ExportArgs) -> CliResult {
+    if let Some(input) = &a.bip158.bip158 {
+        return crate::bip158_cmd::export(input, &a.output, a.hex, &a.limits);
+    }
     let input = match (&a.input, &a.bip37) {
         (Some(path), _) => path,
         (None, Some(path)) => return crate::bitcoin_cmd::export_bip37(a, path),
-        (None, None) => return Err("give the input: --squid IN or --bip37 IN".into()),
+        (None, None) => return Err("give the input: --squid IN, --bip158 IN or --bip37 IN".into()),
     };
+    if a.hex {
+        return Err(
+            "--hex is for --bip158 and --bip37 output; a Squid digest is written as bytes".into(),
+        );
+    }
     crate::files::check_output(&a.output)?;
     let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", input, e);
     let data = read_all(input).map_err(named)?;

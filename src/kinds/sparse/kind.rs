@@ -84,6 +84,26 @@ pub(crate) fn decode_sparse_payload(
             expected: "a full (coded)",
         });
     }
+    // Scheme 3's payload holds a repeat list before the positions, and
+    // its key is the block hash: only `Bip158Filter` reads it.
+    if h.block_hash.is_some() {
+        return Err(DecodeError::InvalidField {
+            offset: 4,
+            field: "hash scheme",
+            reason: "a BIP158 filter (scheme 3): decode it as a Bip158Filter",
+        });
+    }
+    decode_positions(h, payload, h.header_len, limits)
+}
+
+/// The sparse position list `payload` at frame offset `offset` of the full
+/// frame `h` (its m; its n as the filter's), held to `limits`.
+pub(crate) fn decode_positions(
+    h: &FrameHeader,
+    payload: &[u8],
+    offset: usize,
+    limits: &DecodeLimits,
+) -> Result<SparseFilter, DecodeError> {
     // The list's bytes are known once its count is read: held there to the
     // memory limit and, as a full frame's output, to the expansion limit.
     // The list has no m-bit array: it is its own array for the floor, so
@@ -99,7 +119,7 @@ pub(crate) fn decode_sparse_payload(
         ),
     };
     let set = sparse::decode_payload_within(payload, h.params.m, sparse_memory_limit(limits).min(admitted))
-        .map_err(|source| sparse_error(h.header_len, source, limits, Some(h.frame_len())))?;
+        .map_err(|source| sparse_error(offset, source, limits, Some(h.frame_len())))?;
     Ok(SparseFilter::from_parts(h.params, h.n, set))
 }
 

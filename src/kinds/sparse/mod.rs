@@ -41,6 +41,7 @@ mod kind;
 internal! {
     pub use kind::{encode_sparse, decode_sparse, encode_delta_sparse, apply_sparse};
 }
+pub(crate) use kind::decode_positions;
 
 use crate::prelude::*;
 use crate::filter::{FilterError, FilterParams};
@@ -560,6 +561,11 @@ impl SparseFilter {
     /// The positions of the one bits, in increasing order.
     pub fn positions(&self) -> impl Iterator<Item = u64> + '_ {
         self.set.iter()
+    }
+
+    /// Whether position `p` is one of the list's.
+    pub(crate) fn set_contains(&self, p: u64) -> bool {
+        self.set.contains(p)
     }
 
     /// True if the key may be in the set; false if it certainly is not.

@@ -66,6 +66,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         v["squid"] = kinds::kind_json(&any, h.payload_len);
         v[any.kind().name()] = json!({});
     }
+    if let AnyFilter::Bip158(f) = &any {
+        v["bip158"] = crate::bip158_cmd::inspect_json(f);
+    }
     if let AnyFilter::Bip37(f) = &any {
         v["bip37"] = crate::bitcoin_cmd::kind_json(f);
     }
@@ -81,6 +84,8 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
         h.params.scheme.id(),
         match h.params.scheme {
             compressed_bloom::HashScheme::SquidMd5 => "Squid: MD5, four 32-bit words mod m",
+            compressed_bloom::HashScheme::Bip158SipHash =>
+                "BIP158: SipHash-2-4 keyed by the block hash, one value in [0, N·784931)",
             compressed_bloom::HashScheme::Bip37Murmur =>
                 "BIP37: MurmurHash3 x86_32, seed i*0xFBA4C795 + nTweak, mod m",
             _ => "xxh3-128, enhanced double hashing",
@@ -132,6 +137,9 @@ pub(crate) fn inspect(a: &InspectArgs) -> CliResult {
                 l.filter.fill_ratio()
             );
         }
+    }
+    if let AnyFilter::Bip158(f) = &any {
+        crate::bip158_cmd::inspect_lines(f)?;
     }
     if let AnyFilter::Bip37(f) = &any {
         crate::bitcoin_cmd::inspect_lines(f)?;
