@@ -156,7 +156,11 @@ pub mod sync;
 #[cfg(feature = "tokio")]
 pub mod tokio_codec;
 
-pub use filter::{BloomFilter, FilterError, FilterParams, MAX_K, MAX_M};
+pub use filter::{BloomFilter, FilterError, FilterParams};
+internal! {
+    /// The format's ranges of m and k, for the crate's own tools.
+    pub use filter::{MAX_K, MAX_M};
+}
 pub use format::{
     decode, decode_from_buf, encode, encode_into, encode_to_buf, encode_with, inspect,
     max_encoded_len, Coding, DecodeError, DecodeLimits, EncodeError, FilterKind, FilterType,

@@ -36,7 +36,11 @@ use thiserror::Error;
 mod digest;
 pub(crate) use digest::Digester;
 
-pub use crate::wire::limits::{MAX_K, MAX_M};
+internal! {
+    /// The format's ranges of m and k ([`FilterParams::MAX_M`],
+    /// [`FilterParams::MAX_K`]) as free constants, for the crate's own tools.
+    pub use crate::wire::limits::{MAX_K, MAX_M};
+}
 
 /// The parameters two parties must agree on for their filters to mean the
 /// same thing. Two filters can be combined only if these are equal.
@@ -69,6 +73,11 @@ impl core::fmt::Display for FilterParams {
 }
 
 impl FilterParams {
+    /// The largest m the format allows: 2^56 bits.
+    pub const MAX_M: u64 = MAX_M;
+    /// The largest k the format allows: 64.
+    pub const MAX_K: u32 = MAX_K;
+
     /// Parameters with the default (and in v1 only) hash scheme.
     pub const fn new(m: u64, k: u32, seed: u64) -> Self {
         FilterParams {
@@ -188,13 +197,13 @@ impl FilterParams {
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FilterError {
-    /// `m` is 0 or above [`MAX_M`].
+    /// `m` is 0 or above [`FilterParams::MAX_M`].
     #[error("m = {m} bits is out of range (1..={max})", max = MAX_M)]
     InvalidM {
         /// The rejected value.
         m: u64,
     },
-    /// `k` is 0 or above [`MAX_K`].
+    /// `k` is 0 or above [`FilterParams::MAX_K`].
     #[error("k = {k} hash positions is out of range (1..={max})", max = MAX_K)]
     InvalidK {
         /// The rejected value.

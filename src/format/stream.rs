@@ -3,8 +3,8 @@
 //! reads one into the output filter without holding the frame.
 //!
 //! **Working memory** beyond the filter (the encoder's input, the
-//! decoder's output) is at most [`STREAM_READ_MEMORY`] for the decoder and
-//! [`STREAM_WRITE_MEMORY`] for the encoder, plus 8 bytes per 2^23-bit coder
+//! decoder's output) is at most `STREAM_READ_MEMORY` (2.5 MiB) for the decoder
+//! and `STREAM_WRITE_MEMORY` (16 MiB) for the encoder, plus 8 bytes per 2^23-bit coder
 //! block (the block table): one block's coded stream, the coder's tables
 //! (the encoder's per-block scratch is the larger), the header and an I/O
 //! buffer. `tests/alloc_stream.rs` checks both with a counting allocator.
@@ -37,6 +37,7 @@ use crate::wire::varint;
 use std::io::{self, Read, Write};
 use thiserror::Error;
 
+internal! {
 /// Bytes of working memory [`read_frame`] uses beyond the filter and 8
 /// bytes per coder block, for type-1 frames whose blocks code to at most
 /// a raw block plus 64 KiB (a Bloom filter's array, close to random, codes
@@ -48,13 +49,20 @@ use thiserror::Error;
 /// the header declares it (within the limits) once ⌈m/8⌉/4096 bytes of
 /// payload have arrived ([`PREFIX_EXPANSION`]; those bytes are held until
 /// the frame's end, and count in this allowance: 128 KiB at m = 2^32).
-pub const STREAM_READ_MEMORY: usize = (BLOCK_BITS / 8) as usize * 2 + 512 * 1024;
+pub const STREAM_READ_MEMORY: usize = 2_621_440;
+}
 
+// Two blocks' bytes and 512 KiB (a literal: the decoding lints refuse
+// arithmetic in an item the `internal!` macro writes).
+const _: () = assert!(STREAM_READ_MEMORY == (BLOCK_BITS / 8) as usize * 2 + 512 * 1024);
+
+internal! {
 /// Bytes of working memory [`write_frame`] uses beyond the filter and 8
 /// bytes per coder block: the block coder's scratch for one 2^23-bit block
 /// (its operation list, about 9 MB at the densest), one coded block and a
 /// 64 KiB buffer: 16 MiB with room to spare.
 pub const STREAM_WRITE_MEMORY: usize = 16 << 20;
+}
 
 internal! {
 /// [`read_frame`] allocates the filter once the payload has brought one
