@@ -38,7 +38,7 @@ internal! {
 }
 
 use crate::filter::FilterParams;
-use crate::format::DecodeLimits;
+use crate::wire::limits::DecodeLimits;
 use crate::hash::{reduce, siphash24, HashScheme};
 use crate::kinds::sparse::{EliasFano, SparseFilter};
 use crate::prelude::*;
