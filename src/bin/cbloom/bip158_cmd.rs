@@ -118,23 +118,16 @@ pub(crate) fn import(
 /// `export --bip158 IN -o FILE`: the BIP158 bytes of a frame's filter.
 pub(crate) fn export(input: &Path, output: &Path, as_hex: bool, limits: &LimitArgs) -> CliResult {
     crate::files::check_output(output)?;
-    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--bip158", input, e);
-    let data = read_all(input).map_err(named)?;
-    let f = match compressed_bloom::decode_any(&data, &limits.limits_for(data.len() as u64))
-        .map_err(|e| named(e.into()))?
-    {
-        AnyFilter::Bip158(f) => f,
-        other => {
-            return Err(format!(
-                "{} holds a {} filter with hash scheme {} and no block hash; \
-                 only filters imported with `cbloom import --bip158` can be exported to BIP158",
-                input.display(),
-                other.kind().name(),
-                other.params().scheme.name()
-            )
-            .into())
-        }
-    };
+    let (f, read) = crate::kinds::read_foreign(
+        "--bip158",
+        input,
+        limits,
+        ("block hash", "to BIP158"),
+        |any| match any {
+            AnyFilter::Bip158(f) => Some(f),
+            _ => None,
+        },
+    )?;
     let bytes = f.to_bip158_bytes();
     if as_hex {
         write_all(output, format!("{}\n", hex(&bytes)).as_bytes())?;
@@ -144,7 +137,7 @@ pub(crate) fn export(input: &Path, output: &Path, as_hex: bool, limits: &LimitAr
     note!(
         "exported BIP158 filter of block {}: {} -> {} bytes (N = {})",
         display(f.block_hash()),
-        data.len(),
+        read,
         bytes.len(),
         f.len()
     );

@@ -63,23 +63,16 @@ pub(crate) fn import_bip37(a: &ImportArgs, path: &Path) -> CliResult {
 
 pub(crate) fn export_bip37(a: &ExportArgs, input: &Path) -> CliResult {
     crate::files::check_output(&a.output)?;
-    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--bip37", input, e);
-    let data = read_all(input).map_err(named)?;
-    let f = match compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
-        .map_err(|e| named(e.into()))?
-    {
-        AnyFilter::Bip37(f) => f,
-        other => {
-            return Err(format!(
-                "{} holds a {} filter with hash scheme {} and no BIP37 record; \
-                 only filters imported with `cbloom import --bip37` can be exported as filterload",
-                input.display(),
-                other.kind().name(),
-                other.params().scheme.name()
-            )
-            .into())
-        }
-    };
+    let (f, read) = crate::kinds::read_foreign(
+        "--bip37",
+        input,
+        &a.limits,
+        ("BIP37 record", "as filterload"),
+        |any| match any {
+            AnyFilter::Bip37(f) => Some(f),
+            _ => None,
+        },
+    )?;
     let payload = f.to_filterload();
     let out = if a.hex {
         let mut line = crate::filters::hex(&payload);
@@ -91,7 +84,7 @@ pub(crate) fn export_bip37(a: &ExportArgs, input: &Path) -> CliResult {
     write_all(&a.output, &out)?;
     note!(
         "exported BIP37 filterload: {} -> {} bytes ({} filter bytes, nHashFuncs {}, nTweak {}, nFlags {})",
-        data.len(),
+        read,
         payload.len(),
         f.len_bytes(),
         f.hash_funcs(),

@@ -372,3 +372,30 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
         _ => json!({}),
     }
 }
+
+/// The filter of a foreign format that the frame file `input` (given as
+/// `flag`) holds, taken out of the decoded frame by `pick`, and the
+/// frame's length; a frame of anything else is refused with what it holds
+/// and the command that makes the right one. `lacks` names what such a
+/// frame would carry ("a Squid header"), `target` the format exported.
+pub(crate) fn read_foreign<T>(
+    flag: &str,
+    input: &Path,
+    limits: &crate::LimitArgs,
+    (lacks, target): (&str, &str),
+    pick: impl FnOnce(AnyFilter) -> Option<T>,
+) -> CliResult<(T, usize)> {
+    let named = |e: Box<dyn std::error::Error>| input_error(flag, input, e);
+    let data = crate::files::read_all(input).map_err(named)?;
+    let any = compressed_bloom::decode_any(&data, &limits.limits_for(data.len() as u64))
+        .map_err(|e| named(e.into()))?;
+    let (kind, scheme) = (any.kind().name(), any.params().scheme.name());
+    let f = pick(any).ok_or_else(|| {
+        format!(
+            "{} holds a {kind} filter with hash scheme {scheme} and no {lacks}; \
+             only filters imported with `cbloom import {flag}` can be exported {target}",
+            input.display(),
+        )
+    })?;
+    Ok((f, data.len()))
+}

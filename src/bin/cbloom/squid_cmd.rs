@@ -141,28 +141,21 @@ pub(crate) fn export(a: &ExportArgs) -> CliResult {
         );
     }
     crate::files::check_output(&a.output)?;
-    let named = |e: Box<dyn std::error::Error>| crate::kinds::input_error("--squid", input, e);
-    let data = read_all(input).map_err(named)?;
-    let d = match compressed_bloom::decode_any(&data, &a.limits.limits_for(data.len() as u64))
-        .map_err(|e| named(e.into()))?
-    {
-        AnyFilter::Squid(d) => d,
-        other => {
-            return Err(format!(
-                "{} holds a {} filter with hash scheme {} and no Squid header; \
-                 only digests imported with `cbloom import --squid` can be exported to Squid",
-                input.display(),
-                other.kind().name(),
-                other.params().scheme.name()
-            )
-            .into())
-        }
-    };
+    let (d, read) = crate::kinds::read_foreign(
+        "--squid",
+        input,
+        &a.limits,
+        ("Squid header", "to Squid"),
+        |any| match any {
+            AnyFilter::Squid(d) => Some(d),
+            _ => None,
+        },
+    )?;
     let out = d.to_squid_bytes();
     write_all(&a.output, &out)?;
     note!(
         "exported Squid digest: {} -> {} bytes ({} header + {} mask)",
-        data.len(),
+        read,
         out.len(),
         compressed_bloom::kinds::squid::CBLOCK_LEN,
         d.cblock().mask_size()
