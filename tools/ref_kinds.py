@@ -3,10 +3,14 @@
 the document alone: the version-3 header (section 2.2) with its update
 identity (section 5), metadata (section 6: tag 1, Squid's digest header,
 with hash scheme 2 of section 1.1; tag 2, the signer, with the signature
-checked by tools/ref_ed25519.py; tag 4, BIP37's flags, with hash scheme 4
-of section 1.3 and its MurmurHash3), and the counting (8.1), partitioned
-(8.2), scalable (8.3) and sparse (8.4) kinds, and filter type 4 (static coded,
-kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py.
+checked by tools/ref_ed25519.py; tag 3, a BIP158 block hash, with hash
+scheme 3 of section 1.2; tag 4, BIP37's flags, with hash scheme 4 of section
+1.3 and its MurmurHash3), and the counting (8.1), partitioned (8.2), scalable
+(8.3) and sparse (8.4) kinds, the sparse kind's scheme-3 payload (a BIP158
+basic filter: repeats, then positions; section 8.4, "Scheme 3"), and filter
+type 4 (static coded, kinds 0 and 2). The coded bit arrays of section 3 come
+from tools/ref_decoder.py; SipHash-2-4 (section 1.2) is written here, from the
+SipHash paper, and checked against FORMAT.md's vectors at every BIP158 command.
 
     python3 tools/ref_kinds.py decode FRAME OUT   # writes OUT (packed bits, positions one per line, or counters as raw nibbles)
     python3 tools/ref_kinds.py apply BASE DELTA OUT   # a sparse delta: the result's positions
@@ -18,6 +22,11 @@ kinds 0 and 2). The coded bit arrays of section 3 come from tools/ref_decoder.py
     python3 tools/ref_kinds.py bip37-build LEN K TWEAK FLAGS N OUT
         # a filterload payload of LEN bytes with the keys key-1..key-N, by section 1.3, independently of any frame
     python3 tools/ref_kinds.py scalable FRAME OUT [DELTA]   # the layers (m k n capacity, then the packed bits in hex), after DELTA if given
+    python3 tools/ref_kinds.py bip158 FRAME   # a scheme-3 frame: "BLOCK_HASH FILTER", both hex, the block
+        # hash in internal byte order, the filter as BIP158 serialises it (section 8.4, "BIP158 bytes")
+    python3 tools/ref_kinds.py bip158-query FRAME SCRIPT_HEX...   # 1 or 0 per script, one per line (section 1.2)
+    python3 tools/ref_kinds.py bip158-header FRAME PREV_HEADER_HEX   # the BIP157 filter header, from the
+        # previous block's filter header; both in internal byte order (hex)
     python3 tools/ref_kinds.py expect KIND M K SEED N OUT [FIRST]
         # the same OUT computed from the keys key-FIRST..key-N with XXH3 (pip install xxhash),
         # independently of any frame
@@ -35,7 +44,7 @@ def decode_v3(frame: bytes):
     if len(frame) < 7:
         raise rd.FrameError("truncated")
     version, ftype, scheme, flags, kind = frame[2], frame[3], frame[4], frame[5], frame[6]
-    if version != 3 or scheme not in (1, 2, 4) or flags & ~0x03:
+    if version != 3 or scheme not in (1, 2, 3, 4) or flags & ~0x03:
         raise rd.FrameError("unsupported header byte")
     at = 7
     seed, at = rd.varint(frame, at)
@@ -65,12 +74,14 @@ def decode_v3(frame: bytes):
                 raise rd.FrameError("InvalidField: metadata tag (not increasing)")
             if length > max(0, end - at):
                 raise rd.FrameError("InvalidField: metadata length (past meta_len)")
-            if tag not in (1, 2, 4):
+            if tag not in (1, 2, 3, 4):
                 raise rd.FrameError(f"UnknownMetadata: tag {tag}")
             if tag == 1 and length != 128:
                 raise rd.FrameError("InvalidField: metadata length (a Squid header is 128 bytes)")
             if tag == 2 and length != 8:
                 raise rd.FrameError("InvalidField: metadata length (a signer's key id is 8 bytes)")
+            if tag == 3 and length != 32:
+                raise rd.FrameError("InvalidField: metadata length (a BIP158 block hash is 32 bytes)")
             if tag == 4 and length != 1:
                 raise rd.FrameError("InvalidField: metadata length (a BIP37 record is 1 byte)")
             last = tag
@@ -78,6 +89,8 @@ def decode_v3(frame: bytes):
                 header["squid_cblock"] = bytes(frame[at:at + 128])
             elif tag == 2:
                 header["signer"] = bytes(frame[at:at + 8])
+            elif tag == 3:
+                header["block_hash"] = bytes(frame[at:at + 32])
             else:
                 header["bip37_flags"] = frame[at]
             at += length
@@ -86,19 +99,33 @@ def decode_v3(frame: bytes):
     plen, at = rd.varint(frame, at)
     if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
         raise rd.FrameError("m or k out of range")
+    # Section 2.3, step 3, in its order: a delta's seq, scheme 2, scheme 4
+    # and record 4, scheme 3, a record 3 without scheme 3, then a Squid
+    # header.
+    if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
+        raise rd.FrameError("a delta's seq is at least 1")
     if scheme == 2 and (k != 4 or m >= 1 << 32 or seed != 0 or kind != 0):
         raise rd.FrameError("scheme 2 needs k = 4, m < 2^32, seed 0, kind 0")
-    # Section 1.3: scheme 4's own rules, then its kind; section 6: tag 4
-    # needs scheme 4.
     if scheme == 4 and (k > 50 or seed >= 1 << 32 or m % 8 or m > 288000 or kind != 0):
         raise rd.FrameError("scheme 4 needs k <= 50, seed < 2^32, m a multiple of 8 up to 288000, kind 0")
     if "bip37_flags" in header and scheme != 4:
         raise rd.FrameError("InvalidField: metadata tag (a BIP37 record needs scheme 4)")
     header["scheme"] = scheme
+    if scheme == 3:
+        if k != 1 or seed != 0:
+            raise rd.FrameError("InvalidField: hash scheme (scheme 3 needs k = 1 and seed 0)")
+        if kind != 4:
+            raise rd.FrameError("InvalidField: hash scheme (scheme 3 needs kind 4)")
+        if ftype != 1:
+            raise rd.FrameError("InvalidField: filter type at offset 3 (scheme 3 needs type 1)")
+        if "block_hash" not in header:
+            raise rd.FrameError("InvalidField: hash scheme (scheme 3 needs record 3)")
+        if m != max(n, 1) * BIP158_M:
+            raise rd.FrameError("InvalidField: m (scheme 3 needs m = max(n, 1) * 784931)")
+    elif "block_hash" in header:
+        raise rd.FrameError("InvalidField: metadata tag (record 3 needs scheme 3)")
     if "squid_cblock" in header:
         check_squid(header["squid_cblock"], scheme, m, k)
-    if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
-        raise rd.FrameError("a delta's seq is at least 1")
     raw_len = (m + 7) // 8
     if kind in (0, 2):
         if kind == 2 and m % k:
@@ -148,6 +175,9 @@ def decode_v3(frame: bytes):
         header["base_digest"] = int.from_bytes(payload[0:8], "little")
         header["result_digest"] = int.from_bytes(payload[8:16], "little")
         return header, sparse_positions(payload[16:], m)
+    if kind == 4 and scheme == 3:
+        header["repeats"], positions = bip158_payload(payload, m, n, at)
+        return header, positions
     if kind == 4:
         return header, sparse_positions(payload, m)
     if ftype == 4:
@@ -484,6 +514,145 @@ def sparse_positions(payload: bytes, m: int):
     return out
 
 
+# --- Hash scheme 3: BIP158 basic block filters (sections 1.2, 6 tag 3, 8.4) ---
+
+BIP158_M = 784931
+BIP158_P = 19
+_MASK64 = (1 << 64) - 1
+
+
+def _rotl(x: int, b: int) -> int:
+    return ((x << b) | (x >> (64 - b))) & _MASK64
+
+
+def siphash24(k0: int, k1: int, data: bytes) -> int:
+    """SipHash-2-4 (Aumasson and Bernstein), 64-bit output, key k0 || k1
+    (two u64 read little-endian from the key's 16 bytes)."""
+    v0 = k0 ^ 0x736F6D6570736575
+    v1 = k1 ^ 0x646F72616E646F6D
+    v2 = k0 ^ 0x6C7967656E657261
+    v3 = k1 ^ 0x7465646279746573
+
+    def rounds(c):
+        nonlocal v0, v1, v2, v3
+        for _ in range(c):
+            v0 = (v0 + v1) & _MASK64
+            v1 = _rotl(v1, 13) ^ v0
+            v0 = _rotl(v0, 32)
+            v2 = (v2 + v3) & _MASK64
+            v3 = _rotl(v3, 16) ^ v2
+            v0 = (v0 + v3) & _MASK64
+            v3 = _rotl(v3, 21) ^ v0
+            v2 = (v2 + v1) & _MASK64
+            v1 = _rotl(v1, 17) ^ v2
+            v2 = _rotl(v2, 32)
+
+    tail = len(data) % 8
+    words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data) - tail, 8)]
+    words.append(int.from_bytes(data[len(data) - tail:], "little") | ((len(data) & 0xFF) << 56))
+    for w in words:
+        v3 ^= w
+        rounds(2)
+        v0 ^= w
+    v2 ^= 0xFF
+    rounds(4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def siphash_selftest():
+    """Section 1.2's vectors: key 00 01 .. 0f, messages 00 01 .. (i-1)."""
+    key = bytes(range(16))
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:], "little")
+    for i, want in ((0, 0x726FDB47DD0E0E31), (1, 0x74F839C593DC67FD), (63, 0x958A324CEB064572)):
+        got = siphash24(k0, k1, bytes(range(i)))
+        if got != want:
+            raise AssertionError(f"SipHash-2-4 vector {i}: {got:016x} != {want:016x}")
+    h = bytes.fromhex("43497fd7f826957108f4a30fd9cec3aeba79972084e90ead01ea330900000000")
+    assert int.from_bytes(h[:8], "little") == 0x719526F8D77F4943
+    assert int.from_bytes(h[8:16], "little") == 0xAEC3CED90FA3F408
+
+
+def bip158_position(block_hash: bytes, script: bytes, m: int) -> int:
+    """Section 1.2: floor(SipHash-2-4(k0, k1, script) * m / 2^64)."""
+    k0 = int.from_bytes(block_hash[0:8], "little")
+    k1 = int.from_bytes(block_hash[8:16], "little")
+    return (siphash24(k0, k1, script) * m) >> 64
+
+
+def bip158_payload(payload: bytes, m: int, n: int, offset: int):
+    """Section 8.4, "Scheme 3": the repeats (sorted, a value present t times
+    listed t - 1 times) and the w distinct positions. Errors: Bip158 with
+    detail BadRepeats, the positions' own Sparse errors."""
+    def bad(what):
+        raise rd.FrameError(f"Bip158 at {offset}: BadRepeats ({what})")
+    try:
+        d, at = rd.varint(payload, 0)
+    except rd.FrameError as e:
+        bad(f"count: {e}")
+    if d > n or d > len(payload):
+        bad(f"count {d} above n {n} or payload_len {len(payload)}")
+    repeats, total = [], 0
+    for j in range(d):
+        try:
+            v, at = rd.varint(payload, at)
+        except rd.FrameError as e:
+            bad(f"repeat {j}: {e}")
+        total += v
+        if total >= m:
+            bad(f"repeat {j} at or past m")
+        repeats.append(total)
+    positions = sparse_positions(payload[at:], m)
+    if len(positions) + d != n:
+        bad(f"w {len(positions)} + d {d} != n {n}")
+    have = set(positions)
+    for r in repeats:
+        if r not in have:
+            bad(f"repeat {r} is not a position")
+    return repeats, positions
+
+
+def compact_size(v: int) -> bytes:
+    if v < 0xFD:
+        return bytes([v])
+    if v <= 0xFFFF:
+        return b"\xfd" + v.to_bytes(2, "little")
+    if v <= 0xFFFFFFFF:
+        return b"\xfe" + v.to_bytes(4, "little")
+    return b"\xff" + v.to_bytes(8, "little")
+
+
+def bip158_bytes(header, positions) -> bytes:
+    """Section 8.4, "BIP158 bytes": CompactSize N, then the N sorted values
+    (positions and repeats) as Golomb-Rice codes, P = 19, MSB first, the
+    last byte padded with zero bits."""
+    values = sorted(positions + header["repeats"])
+    assert len(values) == header["n"]
+    bits, prev = [], 0
+    for v in values:
+        e = v - prev
+        prev = v
+        bits += [1] * (e >> BIP158_P) + [0]
+        bits += [(e >> (BIP158_P - 1 - i)) & 1 for i in range(BIP158_P)]
+    out = bytearray((len(bits) + 7) // 8)
+    for b, bit in enumerate(bits):
+        if bit:
+            out[b // 8] |= 0x80 >> (b % 8)
+    return compact_size(len(values)) + bytes(out)
+
+
+def dsha256(data: bytes) -> bytes:
+    import hashlib
+    return hashlib.sha256(hashlib.sha256(data).digest()).digest()
+
+
+def decode_bip158(path: str):
+    siphash_selftest()
+    header, positions = decode_v3(open(path, "rb").read())
+    if header.get("scheme") != 3:
+        raise rd.FrameError("not a scheme-3 (BIP158) frame")
+    return header, positions
+
+
 def sparse_digest(header, positions) -> int:
     """Section 8.4: XXH3-64 of scheme, seed, m, k, 0x04, w, positions (u64 LE)."""
     import xxhash
@@ -655,6 +824,24 @@ if __name__ == "__main__":
         out = apply_sparse(open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read())
         write(out, sys.argv[4])
         print("applied")
+    elif sys.argv[1] == "bip158":
+        header, positions = decode_bip158(sys.argv[2])
+        print(header["block_hash"].hex(), bip158_bytes(header, positions).hex())
+    elif sys.argv[1] == "bip158-query":
+        # Section 1.2: present if n >= 1 and the script's position is one of
+        # the filter's (a repeat is also a position).
+        header, positions = decode_bip158(sys.argv[2])
+        have = set(positions)
+        for script in sys.argv[3:]:
+            p = bip158_position(header["block_hash"], bytes.fromhex(script), header["m"])
+            print(1 if header["n"] >= 1 and p in have else 0)
+    elif sys.argv[1] == "bip158-header":
+        # Section 8.4: SHA-256d(SHA-256d(BIP158 bytes) || previous header).
+        header, positions = decode_bip158(sys.argv[2])
+        prev = bytes.fromhex(sys.argv[3])
+        if len(prev) != 32:
+            raise SystemExit("PREV_HEADER_HEX must be 32 bytes")
+        print(dsha256(dsha256(bip158_bytes(header, positions)) + prev).hex())
     elif sys.argv[1] == "expect":
         kind, m, k, seed, n = (int(a) for a in sys.argv[2:7])
         first = int(sys.argv[8]) if len(sys.argv) > 8 else 1

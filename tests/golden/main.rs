@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bip158;
 mod bip37;
 mod counting;
 mod ribbon;
