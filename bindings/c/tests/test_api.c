@@ -377,8 +377,9 @@ static void check_content(const char *name, const cb_filter *f, const cb_frame_i
     CHECK(wrong == 0 && asked > 0);
     free(q);
     free(a);
-  } else if (info.kind != CB_KIND_SQUID && h->n > 0) {
-    /* Every other vector holds key-1..key-n. */
+  } else if (info.kind != CB_KIND_SQUID && h->n > 0 && strncmp(name, "bip158_", 7) != 0) {
+    /* Every other vector holds key-1..key-n (a BIP158 frame holds a
+     * block's scripts: tests/golden/bip158.rs queries them). */
     if (!all_keys_present(f, from, from + (unsigned long)h->n - 1))
       fprintf(stderr, "golden %s: a key is missing\n", name);
     CHECK(all_keys_present(f, from, from + (unsigned long)h->n - 1));

@@ -40,6 +40,8 @@ def test_every_vector_is_covered():
     listed |= {"v3_scalable", "v3_scalable_base", "v3_scalable_delta", "v3_squid"}
     # BIP37 frames (tests/golden/bip37.rs; the bindings have no BIP37 class).
     listed |= {"v3_bip37_core_tweak", "v3_bip37_wallet"}
+    # BIP158 frames (tests/golden/bip158.rs; no BIP158 class either).
+    listed |= {f"bip158_{row[0]}" for row in table("golden_bip158.txt")}
     frames = {p.stem for p in VECTORS.glob("*.cbf")}
     assert frames == listed
 
