@@ -148,3 +148,25 @@ fn a_wrong_header_or_block_hash_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("only filters imported with `cbloom import --bip158`"));
 }
+
+/// `query --key-hex` asks a BIP158 frame about raw scripts, as a light
+/// client does: the genesis block's one script is there, another is not.
+#[test]
+fn query_key_hex_answers_as_a_bip158_client() {
+    let frame = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/bip158_h0.cbf");
+    let genesis = "4104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51ec112de5c384df7ba0b8d578a4c702b6bf11d5fac";
+    let out = cbloom(&["query", s(&frame), "--key-hex", genesis]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cbloom(&["query", s(&frame), "--key-hex", "51"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
