@@ -951,6 +951,16 @@ pub(crate) fn any_to_py(py: Python<'_>, f: AnyFilter, planned: Option<f64>) -> P
         AnyFilter::Sparse(f) => new!(PySparse, f),
         AnyFilter::Ribbon(f) => new!(PyRibbon, f),
         AnyFilter::Squid(f) => new!(PySquid, f),
+        AnyFilter::Bip158(_) => {
+            return Err(PyTypeError::new_err(
+                "a BIP158 block filter has no Python class; `cbloom export --bip158` gives its bytes",
+            ))
+        }
+        AnyFilter::Bip37(_) => {
+            return Err(PyTypeError::new_err(
+                "a BIP37 filterload filter has no Python class; `cbloom export --bip37` gives its bytes",
+            ))
+        }
         other => {
             return Err(PyTypeError::new_err(format!(
                 "no Python class for the {} kind",
