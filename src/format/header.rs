@@ -938,9 +938,30 @@ pub const CONDITIONAL_DELTA_MIN_PAYLOAD: u64 = DELTA_MIN_PAYLOAD + 2;
 pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
 /// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
-const fn known_metadata_tag(tag: u64) -> bool {
-    tag == META_SQUID_CBLOCK || tag == META_SIGNATURE || tag == META_BIP158 || tag == META_BIP37
+fn known_metadata_tag(tag: u64) -> bool {
+    RECORD_LENGTHS.iter().any(|r| r.0 == tag)
 }
+
+/// Each metadata tag this build knows, its record's length, and why a
+/// record of another length is refused (section 6).
+const RECORD_LENGTHS: [(u64, u64, &str); 4] = [
+    (
+        META_SQUID_CBLOCK,
+        SQUID_CBLOCK_LEN as u64,
+        "a Squid digest header (tag 1) is 128 bytes",
+    ),
+    (
+        META_SIGNATURE,
+        KEY_ID_LEN as u64,
+        "a signing key's id (tag 2) is 8 bytes",
+    ),
+    (
+        META_BIP158,
+        BLOCK_HASH_LEN as u64,
+        "a BIP158 record (tag 3) is a 32-byte block hash",
+    ),
+    (META_BIP37, 1, "a BIP37 record (tag 4) is 1 byte"),
+];
 
 /// Which hash scheme goes with which kind (section 2.3, step 4): Squid's
 /// and BIP37's with the standard kind; BIP158's with the sparse kind, one
@@ -1073,45 +1094,21 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
                 tag,
             });
         }
-        if tag == META_SQUID_CBLOCK {
-            if len != SQUID_CBLOCK_LEN as u64 {
+        if let Some(&(_, want, reason)) = RECORD_LENGTHS.iter().find(|r| r.0 == tag) {
+            if len != want {
                 return Err(DecodeError::InvalidField {
                     offset: len_at,
                     field: "metadata length",
-                    reason: "a Squid digest header (tag 1) is 128 bytes",
+                    reason,
                 });
             }
-            squid_at = Some(cur.at);
         }
-        if tag == META_SIGNATURE {
-            if len != KEY_ID_LEN as u64 {
-                return Err(DecodeError::InvalidField {
-                    offset: len_at,
-                    field: "metadata length",
-                    reason: "a signing key's id (tag 2) is 8 bytes",
-                });
-            }
-            signer_at = Some(cur.at);
-        }
-        if tag == META_BIP158 {
-            if len != BLOCK_HASH_LEN as u64 {
-                return Err(DecodeError::InvalidField {
-                    offset: len_at,
-                    field: "metadata length",
-                    reason: "a BIP158 record (tag 3) is a 32-byte block hash",
-                });
-            }
-            bip158_at = Some(cur.at);
-        }
-        if tag == META_BIP37 {
-            if len != 1 {
-                return Err(DecodeError::InvalidField {
-                    offset: len_at,
-                    field: "metadata length",
-                    reason: "a BIP37 record (tag 4) is 1 byte",
-                });
-            }
-            bip37_at = Some(cur.at);
+        match tag {
+            META_SQUID_CBLOCK => squid_at = Some(cur.at),
+            META_SIGNATURE => signer_at = Some(cur.at),
+            META_BIP158 => bip158_at = Some(cur.at),
+            META_BIP37 => bip37_at = Some(cur.at),
+            _ => {}
         }
         // len <= room <= 4096.
         cur.at = cur.at.saturating_add(len as usize);

@@ -25,8 +25,10 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Each vector: name, block hash (internal order), BIP158 bytes, frame.
-fn vectors() -> Vec<(String, [u8; 32], Vec<u8>, Vec<u8>)> {
+/// A vector: name, block hash (internal order), BIP158 bytes, frame.
+type Vector = (String, [u8; 32], Vec<u8>, Vec<u8>);
+
+fn vectors() -> Vec<Vector> {
     std::fs::read_to_string(format!("{ROOT}/tests/vectors/golden_bip158.txt"))
         .unwrap()
         .lines()
