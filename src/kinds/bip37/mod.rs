@@ -131,7 +131,12 @@ pub enum Bip37Error {
 /// }
 /// let payload = f.to_filterload();
 /// assert_eq!(payload, [0x03, 0x61, 0x4e, 0x9b, 5, 0, 0, 0, 0, 0, 0, 0, 1]);
-/// assert_eq!(Bip37Filter::from_filterload(&payload, &DecodeLimits::default())?, f);
+/// // filterload carries no key count: the import has the same bits and
+/// // answers, n = 0.
+/// let back = Bip37Filter::from_filterload(&payload, &DecodeLimits::default())?;
+/// assert_eq!(back.to_filterload(), payload);
+/// assert!(back.contains(&[0x99, 0x10, 0x8a, 0xd8, 0xed, 0x9b, 0xb6, 0x27, 0x4d, 0x39,
+///                         0x80, 0xba, 0xb5, 0xa8, 0x5c, 0x04, 0x8f, 0x09, 0x50, 0xc8]));
 /// # Ok::<(), compressed_bloom::bitcoin::Bip37Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
