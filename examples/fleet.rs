@@ -647,14 +647,36 @@ async fn join<K: FleetKind>(args: &Args, i: usize, config: &NatsConfig) -> Membe
 }
 
 /// Waits (at most `limit`) until `m` holds version `v` or a later one.
-async fn reached<K>(m: &mut Member<K>, v: UpdateId, limit: Duration) -> bool {
-    let at = |s: &compressed_bloom::nats::Snapshot<K>| {
-        s.version.is_some_and(|h| h.version() >= v.version())
-    };
-    matches!(
-        tokio::time::timeout(limit, m.state.wait_for(at)).await,
-        Ok(Ok(_))
-    )
+/// How long the end of a run waits for subscribers that take no new
+/// version: those still taking versions are waited for however long they
+/// take. With 100 subscribers of a 10^7-key filter on two cores each
+/// update takes the fleet tens of seconds of CPU, and the subscribers end
+/// minutes after the publisher.
+const QUIET: Duration = Duration::from_secs(120);
+
+/// Waits until `m` holds version `v` or a later one, as long as it takes
+/// a new version at least every `quiet`.
+async fn reached<K>(m: &mut Member<K>, v: UpdateId, quiet: Duration) -> bool {
+    loop {
+        let version = m.state.borrow_and_update().version;
+        if version.is_some_and(|h| h.version() >= v.version()) {
+            return true;
+        }
+        if !matches!(
+            tokio::time::timeout(quiet, m.state.changed()).await,
+            Ok(Ok(()))
+        ) {
+            return false;
+        }
+    }
+}
+
+/// A number that changes whenever one of `members` takes a version.
+fn held_mark<K>(members: &[Member<K>]) -> u64 {
+    members
+        .iter()
+        .filter_map(|m| m.state.borrow().version)
+        .fold(0u64, |a, v| a.wrapping_add(v.seq))
 }
 
 /// When the process started, for [`trace`].
@@ -819,13 +841,24 @@ impl Workers {
         })
     }
 
-    /// Waits (at most `limit`) until every remote subscriber holds `v`,
-    /// then asks each process for its final state and ends it.
-    fn finish(&mut self, v: UpdateId, limit: Duration) -> Remote {
+    /// A number that changes whenever a remote subscriber takes a version.
+    fn held_mark(&self) -> u64 {
+        let s = self.state.lock().unwrap();
+        s.versions.values().fold(0u64, |a, v| a.wrapping_add(v.seq))
+    }
+
+    /// Waits until every remote subscriber holds `v`, as long as one of
+    /// them takes a new version at least every `quiet`, then asks each
+    /// process for its final state and ends it.
+    fn finish(&mut self, v: UpdateId, quiet: Duration) -> Remote {
         use std::io::Write;
-        let t = Instant::now();
-        while !self.all_hold(v) && t.elapsed() < limit {
+        let (mut mark, mut moved) = (self.held_mark(), Instant::now());
+        while !self.all_hold(v) && moved.elapsed() < quiet {
             std::thread::sleep(Duration::from_millis(20));
+            let now = self.held_mark();
+            if now != mark {
+                (mark, moved) = (now, Instant::now());
+            }
         }
         for (_, stdin) in &mut self.children {
             if let Some(mut s) = stdin.take() {
@@ -979,6 +1012,7 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
         let mut resyncs: Vec<(String, f64)> = Vec::new();
         let mut kill_seen = false;
         let mut killed_server = None;
+        let (mut last_mark, mut moved) = (0u64, Instant::now());
         loop {
             let (done, last) = *progress.borrow_and_update();
             if !kill_seen {
@@ -1048,10 +1082,15 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
                     catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            if done >= u
-                && late.is_some()
-                && (open.is_empty() || t0.elapsed() > Duration::from_secs(600))
-            {
+            // Open resyncs are waited for while the subscribers take
+            // versions.
+            let mark = held_mark(&members)
+                .wrapping_add(workers.as_ref().map_or(0, Workers::held_mark))
+                .wrapping_add(done);
+            if mark != last_mark {
+                (last_mark, moved) = (mark, Instant::now());
+            }
+            if done >= u && late.is_some() && (open.is_empty() || moved.elapsed() > QUIET) {
                 break;
             }
             let _ = tokio::time::timeout(Duration::from_millis(20), progress.changed()).await;
@@ -1060,19 +1099,19 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
             .await
             .unwrap();
         let (mut late, started, v) = late.unwrap();
-        if catch_up_ms.is_none() && reached(&mut late, v, Duration::from_secs(60)).await {
+        if catch_up_ms.is_none() && reached(&mut late, v, QUIET).await {
             catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
         }
         members.push(late);
         let mut equal_each = Vec::new();
         for m in &mut members {
-            let ok = reached(m, published.last, Duration::from_secs(60)).await
+            let ok = reached(m, published.last, QUIET).await
                 && m.state.borrow().filter.as_deref() == Some(&published.filter);
             equal_each.push(ok);
         }
         let remote = workers.map(|mut w| {
             let last = published.last;
-            let r = w.finish(last, Duration::from_secs(60));
+            let r = w.finish(last, QUIET);
             let digest = compressed_bloom::Kind::digest(&published.filter);
             let equal = w
                 .members
