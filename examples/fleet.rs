@@ -10,19 +10,34 @@
 //!     --server nats://127.0.0.1:4222 --subscribers 20 --updates 50 --churn 0.01
 //! ```
 //!
-//! The publisher holds `--keys` keys (10^5 by default) in a standard
-//! filter planned for a 1% false-positive rate as `cbloom build --type
-//! standard --fpr 0.01` plans it; each update replaces the fraction
-//! `--churn` of them. One subscriber joins after half of the updates; one
-//! is stopped for a fifth of the updates and then restarted without its
-//! state. Each subscriber has a connection of its own. The last line of
-//! output is one JSON object.
+//! The publisher holds `--keys` keys (10^5 by default) in the filter
+//! `cbloom build --fpr F` plans for them (a 1% false-positive rate by
+//! default): the planner weighs the two kinds whose updates travel as
+//! deltas, standard and sparse, and picks the one with the least memory
+//! at the receiver among those whose frame is within 3% of the smallest.
+//! For 10^5 keys at 1% that is a standard filter; for 10^7 keys at
+//! f = 10^-4 a sparse one (k = 1, m ≈ 10^11, an 18.5 MB frame, 19.4 MB
+//! in memory), where the standard filter with the same frame holds
+//! 249 MB of bits. `--kind standard` or `--kind sparse` plans that kind
+//! alone. Each update replaces the fraction `--churn` of the keys: a
+//! standard filter is backed by counts; a sparse one is rebuilt from the
+//! sorted positions of the keys held, into which the changed keys'
+//! positions are merged (time linear in the keys; only the changed
+//! keys' positions are sorted). One
+//! subscriber joins after half of the updates; one is stopped for a fifth
+//! of the updates and then restarted without its state. Each subscriber
+//! has a connection of its own. The last line of output is one JSON
+//! object, with the kind, m, k and `filter_held_bytes`, what one copy of
+//! the filter holds in memory (m/8 for a standard filter, the positions'
+//! list for a sparse one; `uncompressed_filter_bytes` stays m/8).
 //!
 //! At scale, against the three-node cluster of `tools/nats_cluster.sh`
 //! (frames above the servers' 1 MiB `max_payload` travel in pieces; the
 //! stream has three replicas when several servers are given), with the
 //! stream's leader SIGKILLed after update 10 and the subscribers in 10
-//! worker processes:
+//! worker processes (the planner's sparse filter: about 60 MB per
+//! subscriber at its peak, where `--kind standard` holds its 249 MB of
+//! bits twice):
 //!
 //! ```text
 //! urls=$(bash tools/nats_cluster.sh start /tmp/cbloom-cluster | tail -1)
@@ -45,27 +60,35 @@
 //! restarted, and the late joiner) in P worker processes: this program
 //! again, with the hidden `--subscriber-worker FIRST:COUNT`, which reports
 //! each version its subscribers take, and at the end their digests, its
-//! resident memory (VmRSS) and its CPU time, as lines on its standard
-//! output. `subscriber_rss_bytes` is then the workers' memory divided
-//! among their subscribers; without `--processes` it is this process's
-//! growth divided among the subscribers it runs. `servers_disk_bytes` is
-//! each server's store at the end, as `du` counts it.
+//! resident memory (VmRSS), its peak (VmHWM) and its CPU time, as lines
+//! on its standard output. The workers plan the same filter from the same
+//! flags, so their digests compare with the publisher's.
+//! `subscriber_rss_bytes` and `subscriber_peak_rss_bytes` are then the
+//! workers' memory and the sum of their peaks divided among their
+//! subscribers; without `--processes` they are this process's growth (and
+//! peak growth, with the publisher's) divided among the subscribers it
+//! runs. `servers_disk_bytes` is each server's store at the end, as `du`
+//! counts it.
 //!
 //! CPU times come from /proc (Linux; clock ticks of 10 ms): the
-//! publisher's is its thread's (it runs on a runtime of its own, with its
-//! connection), the subscribers' is the rest of this process during the
-//! run plus the workers'. The full frame encoded after each update to
-//! compare the bytes sent with full frames each time is kept out of the
-//! publisher's CPU time and out of the updates per second. The stream
+//! publisher's is its thread's during the updates (it runs on a runtime of
+//! its own, with its connection), the subscribers' is the rest of this
+//! process during the run plus the workers'. The full frame encoded after
+//! each update to compare the bytes sent with full frames each time is
+//! kept out of the publisher's CPU time and out of the updates per
+//! second; `publisher_thread_cpu_s` is all of the publisher thread's,
+//! with the first build of the filter and those full frames. The stream
 //! `CBLOOM_cbloom-example_fleet` is deleted at the start so that each run
 //! measures from an empty stream. `FLEET_TRACE=1` prints the publisher's
 //! and the subscribers' steps with their times on standard error.
 
-use compressed_bloom::nats::{Event, NatsConfig, NatsPublisher, NatsSubscriber};
+use compressed_bloom::kinds::sparse::SparseFilter;
+use compressed_bloom::nats::{Event, NatsConfig, NatsPublisher, NatsSubscriber, SharedKind};
 use compressed_bloom::PublisherOptions;
 use compressed_bloom::{
-    encode_with_identity, BloomFilter, DecodeLimits, FilterParams, Publisher, Subscriber, UpdateId,
+    BloomFilter, Coding, DecodeLimits, FilterKind, FilterParams, Publisher, Subscriber, UpdateId,
 };
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -87,6 +110,8 @@ struct Args {
     processes: usize,
     /// In a worker process: the first subscriber's number and how many.
     worker: Option<(usize, usize)>,
+    /// The kind asked for (`None`: the planner's pick).
+    kind: Option<FilterKind>,
 }
 
 impl Args {
@@ -118,10 +143,10 @@ async fn connect(args: &Args, i: usize) -> async_nats::Client {
 
 const USAGE: &str = "usage: fleet [--server URL] [--subscribers N] [--updates U] [--churn C] \
      [--keys K] [--fpr F] [--full-period-ms MS] [--cluster URL,URL,URL] \
-     [--cluster-dir DIR --kill-server-at U] [--processes P]\n\
+     [--cluster-dir DIR --kill-server-at U] [--processes P] [--kind standard|sparse|auto]\n\
      defaults: nats://127.0.0.1:4222, 20 subscribers, 50 updates, churn 0.01, \
      100000 keys, f = 0.01, a full frame copy every 60000 ms (the library's default), \
-     subscribers in this process (--processes 0)\n\
+     subscribers in this process (--processes 0), the kind the planner picks (auto)\n\
      at least 2 subscribers (one is stopped and restarted, one joins late) \
      and 2 updates; churn in [0, 1]; at least 1 key";
 
@@ -150,6 +175,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
         kill_server_at: None,
         processes: 0,
         worker: None,
+        kind: None,
     };
     fn num<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, String> {
         v.parse()
@@ -173,6 +199,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--kill-server-at",
             "--processes",
             "--subscriber-worker",
+            "--kind",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown argument `{flag}`"));
@@ -190,6 +217,18 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
             "--cluster-dir" => a.cluster_dir = Some(value),
             "--kill-server-at" => a.kill_server_at = Some(num(&flag, &value, whole)?),
             "--processes" => a.processes = num(&flag, &value, whole)?,
+            "--kind" => {
+                a.kind = match value.as_str() {
+                    "standard" => Some(FilterKind::Standard),
+                    "sparse" => Some(FilterKind::Sparse),
+                    "auto" => None,
+                    _ => {
+                        return Err(format!(
+                            "--kind takes standard, sparse or auto, not `{value}`"
+                        ))
+                    }
+                }
+            }
             "--subscriber-worker" => {
                 let (first, count) = value.split_once(':').ok_or_else(|| {
                     format!("--subscriber-worker takes FIRST:COUNT, not `{value}`")
@@ -243,20 +282,169 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> 
     Ok(Parsed::Run(a))
 }
 
-/// The filter's parameters: the plan `cbloom build --type standard --fpr
-/// F` makes for `keys` keys (the smallest coded frame within 3%, for the
-/// least memory), not the uncompressed optimum (k = 7 at f = 0.01).
-fn plan_params(keys: u64, fpr: f64) -> Result<FilterParams, String> {
+/// The filter's kind and parameters: the plan `cbloom build --fpr F`
+/// makes for `keys` keys (`--type standard` or `--type sparse` when
+/// `kind` names one). Without a kind the planner weighs the two kinds the
+/// fleet carries as deltas, standard and sparse, and takes the one with
+/// the least receiver memory whose frame is within 3% of the smallest:
+/// at 10^7 keys and f = 10^-4 a sparse filter of 20 MB rather than a
+/// standard one of 249 MB for the same frame. For a standard filter that
+/// is the smallest coded frame within 3% for the least memory, not the
+/// uncompressed optimum (k = 7 at f = 0.01).
+fn plan_params(
+    keys: u64,
+    fpr: f64,
+    kind: Option<FilterKind>,
+) -> Result<(FilterKind, FilterParams), String> {
     use compressed_bloom::plan::receiver::{default_plan, Target};
-    use compressed_bloom::FilterKind;
     let seed = 0x5eed;
     let cons = compressed_bloom::plan::Constraints {
         seed,
         ..Default::default()
     };
-    let d = default_plan(&[FilterKind::Standard], keys, Target::Fpr(fpr), &cons)
+    let kinds = match kind {
+        Some(k) => vec![k],
+        None => vec![FilterKind::Standard, FilterKind::Sparse],
+    };
+    let d = default_plan(&kinds, keys, Target::Fpr(fpr), &cons)
         .map_err(|e| format!("no plan for {keys} keys at f = {fpr}: {e}"))?;
-    Ok(FilterParams::new(d.plan.m, d.plan.k, seed))
+    Ok((d.kind, FilterParams::new(d.plan.m, d.plan.k, seed)))
+}
+
+/// A kind the fleet sends: how the publisher holds its keys and replaces
+/// some of them between updates.
+trait FleetKind: SharedKind {
+    /// What the publisher keeps besides its [`Publisher`].
+    type Keys: Send;
+
+    /// A publisher of the filter of `keys`.
+    fn start(params: FilterParams, keys: Range<u64>) -> (Publisher<Self>, Self::Keys);
+
+    /// Takes the keys `removed` out and puts the keys `added` in.
+    fn replace(
+        p: &mut Publisher<Self>,
+        keys: &mut Self::Keys,
+        removed: Range<u64>,
+        added: Range<u64>,
+    );
+
+    /// Bytes one copy of the filter holds in memory.
+    fn held_bytes(&self) -> u64;
+}
+
+/// Only the first update must be full: afterwards the publisher sends the
+/// smaller of delta and full, and the full-frame subject gets a copy
+/// every period for late joiners.
+fn publisher_options() -> PublisherOptions {
+    PublisherOptions {
+        full_every: u32::MAX,
+        ..PublisherOptions::default()
+    }
+}
+
+/// A standard filter, backed by counts so that keys can be removed.
+impl FleetKind for BloomFilter {
+    type Keys = ();
+
+    fn start(params: FilterParams, keys: Range<u64>) -> (Publisher<Self>, ()) {
+        let mut p = Publisher::counting(params, publisher_options()).unwrap();
+        for i in keys {
+            p.insert(&key(i));
+        }
+        (p, ())
+    }
+
+    fn replace(p: &mut Publisher<Self>, _: &mut (), removed: Range<u64>, added: Range<u64>) {
+        for (old, new) in removed.zip(added) {
+            p.remove(&key(old));
+            p.insert(&key(new));
+        }
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.m().div_ceil(8)
+    }
+}
+
+/// The positions of the sparse filter's keys, sorted, one for each key's
+/// each hash (a position two keys share appears twice): a key's removal
+/// takes out one copy, so that the filter is always that of the current
+/// keys. An update merges the sorted changes in, in time linear in the
+/// keys, rather than hashing and sorting all of them again.
+struct SparseKeys {
+    params: FilterParams,
+    n: u64,
+    positions: Vec<u64>,
+}
+
+impl SparseKeys {
+    /// The sorted positions of `keys`.
+    fn of(params: &FilterParams, keys: Range<u64>) -> Vec<u64> {
+        let mut out: Vec<u64> = keys
+            .flat_map(|i| {
+                params.scheme.hash(&key(i), params.seed).positions_for(
+                    params.scheme,
+                    params.m,
+                    params.k,
+                )
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The filter of the current keys.
+    fn filter(&self) -> SparseFilter {
+        SparseFilter::from_positions(self.params, self.n, self.positions.clone()).unwrap()
+    }
+}
+
+impl FleetKind for SparseFilter {
+    type Keys = SparseKeys;
+
+    fn start(params: FilterParams, keys: Range<u64>) -> (Publisher<Self>, SparseKeys) {
+        let held = SparseKeys {
+            params,
+            n: keys.end - keys.start,
+            positions: SparseKeys::of(&params, keys),
+        };
+        (Publisher::new(held.filter(), publisher_options()), held)
+    }
+
+    fn replace(
+        p: &mut Publisher<Self>,
+        keys: &mut SparseKeys,
+        removed: Range<u64>,
+        added: Range<u64>,
+    ) {
+        let n = keys.n + (added.end - added.start) - (removed.end - removed.start);
+        let gone = SparseKeys::of(&keys.params, removed);
+        let new = SparseKeys::of(&keys.params, added);
+        let old = std::mem::take(&mut keys.positions);
+        let mut out = Vec::with_capacity(old.len() + new.len());
+        let (mut g, mut a) = (gone.iter().peekable(), new.iter().peekable());
+        for x in old {
+            // One copy of x goes for each removed key's copy.
+            if g.peek() == Some(&&x) {
+                g.next();
+                continue;
+            }
+            while let Some(&&y) = a.peek().filter(|&&&y| y <= x) {
+                out.push(y);
+                a.next();
+            }
+            out.push(x);
+        }
+        out.extend(a);
+        assert!(g.next().is_none(), "a removed key was not held");
+        keys.positions = out;
+        keys.n = n;
+        *p.filter_mut().unwrap() = keys.filter();
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.heap_bytes() as u64
+    }
 }
 
 /// CPU seconds (user + system) of the process or of the calling thread.
@@ -274,12 +462,22 @@ fn cpu_seconds(path: &str) -> f64 {
     f.iter().sum::<u64>() as f64 / 100.0
 }
 
-/// This process's resident memory, from /proc (0 where unknown).
+/// This process's resident memory (`VmRSS`), or its peak (`VmHWM`),
+/// from /proc (0 where unknown).
 fn rss_bytes() -> u64 {
+    status_bytes("VmRSS:")
+}
+
+/// The peak of this process's resident memory.
+fn peak_rss_bytes() -> u64 {
+    status_bytes("VmHWM:")
+}
+
+fn status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }
@@ -289,15 +487,19 @@ fn key(i: u64) -> [u8; 8] {
 }
 
 /// What the publisher thread reports at the end.
-struct Published {
+struct Published<K> {
     last: UpdateId,
-    filter: BloomFilter,
+    filter: K,
     bytes_sent: u64,
     full_copies: u64,
     full_updates: u64,
     bytes_full_every_time: u64,
     seconds: f64,
+    /// The updates' CPU time, without the full frames measured.
     cpu_seconds: f64,
+    /// All of the publisher thread's CPU time: with the filter's first
+    /// build and the full frames measured.
+    thread_cpu_seconds: f64,
     frame_bytes_max: u64,
     pieces_max: u64,
 }
@@ -334,13 +536,13 @@ async fn kill_leader(
 
 /// Publishes `args.updates` updates; `progress` carries the last update's
 /// number and identity.
-fn run_publisher(
+fn run_publisher<K: FleetKind>(
     args: &Args,
     config: NatsConfig,
     params: FilterParams,
     progress: watch::Sender<(u64, Option<UpdateId>)>,
     killed: watch::Sender<Option<(Instant, String)>>,
-) -> Published {
+) -> Published<K> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -350,20 +552,7 @@ fn run_publisher(
         let js = async_nats::jetstream::new(client.clone());
         let _ = js.delete_stream(config.stream_name()).await;
         let mut np = NatsPublisher::new(client, config.clone()).await.unwrap();
-        // Only the first update must be full: afterwards the publisher
-        // sends the smaller of delta and full, and the full-frame subject
-        // gets a copy every period for late joiners.
-        let mut p = Publisher::counting(
-            params,
-            PublisherOptions {
-                full_every: u32::MAX,
-                ..PublisherOptions::default()
-            },
-        )
-        .unwrap();
-        for i in 0..args.keys {
-            p.insert(&key(i));
-        }
+        let (mut p, mut keys) = K::start(params, 0..args.keys);
         let per_update = ((args.keys as f64 * args.churn).round() as u64).min(args.keys);
         let (mut oldest, mut next) = (0u64, args.keys);
         let mut full_every_time = 0u64;
@@ -372,18 +561,24 @@ fn run_publisher(
         let t0 = Instant::now();
         let mut last = None;
         for u in 0..args.updates {
-            for _ in 0..per_update {
-                p.remove(&key(oldest));
-                p.insert(&key(next));
-                oldest += 1;
-                next += 1;
-            }
+            K::replace(
+                &mut p,
+                &mut keys,
+                oldest..oldest + per_update,
+                next..next + per_update,
+            );
+            oldest += per_update;
+            next += per_update;
             let update = np.publish(&mut p).await.unwrap();
             trace(&format!("publisher: update {} stored", u + 1));
             // What a full frame for this update would have cost (measured,
             // and its CPU time kept out of the publisher's).
             let (c, w) = (cpu_seconds("/proc/thread-self/stat"), Instant::now());
-            full_every_time += encode_with_identity(&p.current(), update.id).len() as u64;
+            let full = match p.filter() {
+                Some(f) => f.encode_frame(Coding::Auto, Some(update.id)),
+                None => p.current().encode_frame(Coding::Auto, Some(update.id)),
+            };
+            full_every_time += full.len() as u64;
             measure_cpu += cpu_seconds("/proc/thread-self/stat") - c;
             measure_wall += w.elapsed();
             last = Some(update.id);
@@ -408,6 +603,7 @@ fn run_publisher(
             bytes_full_every_time: full_every_time,
             seconds,
             cpu_seconds: cpu.max(0.0),
+            thread_cpu_seconds: cpu_seconds("/proc/thread-self/stat"),
             frame_bytes_max: stats.frame_bytes_max,
             pieces_max: stats.pieces_max,
         }
@@ -420,17 +616,17 @@ fn run_publisher(
 type Resync = (String, Instant, u64, Option<UpdateId>, Option<usize>);
 
 /// A subscriber in a task of its own, with a connection of its own.
-struct Member {
-    state: watch::Receiver<compressed_bloom::nats::Snapshot>,
+struct Member<K> {
+    state: watch::Receiver<compressed_bloom::nats::Snapshot<K>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn join(args: &Args, i: usize, config: &NatsConfig) -> Member {
+async fn join<K: FleetKind>(args: &Args, i: usize, config: &NatsConfig) -> Member<K> {
     let client = connect(args, i).await;
     let mut sub = NatsSubscriber::new(
         client,
         config.clone(),
-        Subscriber::new(DecodeLimits::default()),
+        Subscriber::<K>::new(DecodeLimits::default()),
     );
     let state = sub.watch();
     let late = i == args.subscribers - 1;
@@ -451,14 +647,36 @@ async fn join(args: &Args, i: usize, config: &NatsConfig) -> Member {
 }
 
 /// Waits (at most `limit`) until `m` holds version `v` or a later one.
-async fn reached(m: &mut Member, v: UpdateId, limit: Duration) -> bool {
-    let at = |s: &compressed_bloom::nats::Snapshot| {
-        s.version.is_some_and(|h| h.version() >= v.version())
-    };
-    matches!(
-        tokio::time::timeout(limit, m.state.wait_for(at)).await,
-        Ok(Ok(_))
-    )
+/// How long the end of a run waits for subscribers that take no new
+/// version: those still taking versions are waited for however long they
+/// take. With 100 subscribers of a 10^7-key filter on two cores each
+/// update takes the fleet tens of seconds of CPU, and the subscribers end
+/// minutes after the publisher.
+const QUIET: Duration = Duration::from_secs(120);
+
+/// Waits until `m` holds version `v` or a later one, as long as it takes
+/// a new version at least every `quiet`.
+async fn reached<K>(m: &mut Member<K>, v: UpdateId, quiet: Duration) -> bool {
+    loop {
+        let version = m.state.borrow_and_update().version;
+        if version.is_some_and(|h| h.version() >= v.version()) {
+            return true;
+        }
+        if !matches!(
+            tokio::time::timeout(quiet, m.state.changed()).await,
+            Ok(Ok(()))
+        ) {
+            return false;
+        }
+    }
+}
+
+/// A number that changes whenever one of `members` takes a version.
+fn held_mark<K>(members: &[Member<K>]) -> u64 {
+    members
+        .iter()
+        .filter_map(|m| m.state.borrow().version)
+        .fold(0u64, |a, v| a.wrapping_add(v.seq))
 }
 
 /// When the process started, for [`trace`].
@@ -497,9 +715,9 @@ fn fleet_config(args: &Args) -> NatsConfig {
 /// process and reports on standard output, one line each: `v I STREAM
 /// EPOCH SEQ` whenever subscriber I holds a new version; after `end` on
 /// standard input, `d I STREAM EPOCH SEQ DIGEST` for each (`-` where it
-/// holds nothing), `rss BYTES` and `cpu SECONDS` of this process, and
+/// holds nothing), `rss BYTES`, `hwm BYTES` (its peak) and `cpu SECONDS` of this process, and
 /// `done`.
-fn run_worker(args: &Args, config: &NatsConfig, first: usize, count: usize) {
+fn run_worker<K: FleetKind>(args: &Args, config: &NatsConfig, first: usize, count: usize) {
     use compressed_bloom::Kind;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -509,7 +727,7 @@ fn run_worker(args: &Args, config: &NatsConfig, first: usize, count: usize) {
     rt.block_on(async {
         let mut members = Vec::new();
         for i in first..first + count {
-            members.push(join(args, i, config).await);
+            members.push(join::<K>(args, i, config).await);
         }
         for (j, m) in members.iter().enumerate() {
             let mut state = m.state.clone();
@@ -546,6 +764,7 @@ fn run_worker(args: &Args, config: &NatsConfig, first: usize, count: usize) {
             }
         }
         println!("rss {}", rss_bytes());
+        println!("hwm {}", peak_rss_bytes());
         println!("cpu {}", cpu_seconds("/proc/self/stat"));
         println!("done");
     });
@@ -561,6 +780,7 @@ struct Remote {
     /// At the end: each one's version and digest.
     finals: std::collections::HashMap<usize, Option<(UpdateId, u64)>>,
     rss_bytes: u64,
+    peak_rss_bytes: u64,
     cpu_seconds: f64,
     done: usize,
 }
@@ -621,13 +841,24 @@ impl Workers {
         })
     }
 
-    /// Waits (at most `limit`) until every remote subscriber holds `v`,
-    /// then asks each process for its final state and ends it.
-    fn finish(&mut self, v: UpdateId, limit: Duration) -> Remote {
+    /// A number that changes whenever a remote subscriber takes a version.
+    fn held_mark(&self) -> u64 {
+        let s = self.state.lock().unwrap();
+        s.versions.values().fold(0u64, |a, v| a.wrapping_add(v.seq))
+    }
+
+    /// Waits until every remote subscriber holds `v`, as long as one of
+    /// them takes a new version at least every `quiet`, then asks each
+    /// process for its final state and ends it.
+    fn finish(&mut self, v: UpdateId, quiet: Duration) -> Remote {
         use std::io::Write;
-        let t = Instant::now();
-        while !self.all_hold(v) && t.elapsed() < limit {
+        let (mut mark, mut moved) = (self.held_mark(), Instant::now());
+        while !self.all_hold(v) && moved.elapsed() < quiet {
             std::thread::sleep(Duration::from_millis(20));
+            let now = self.held_mark();
+            if now != mark {
+                (mark, moved) = (now, Instant::now());
+            }
         }
         for (_, stdin) in &mut self.children {
             if let Some(mut s) = stdin.take() {
@@ -669,6 +900,7 @@ fn read_worker(stdout: std::process::ChildStdout, state: &std::sync::Mutex<Remot
                 }
             }
             Some("rss") => s.rss_bytes += n(1).unwrap_or(0),
+            Some("hwm") => s.peak_rss_bytes += n(1).unwrap_or(0),
             Some("cpu") => {
                 s.cpu_seconds += f.get(1).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0)
             }
@@ -717,14 +949,23 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let params = plan_params(args.keys, args.fpr).unwrap_or_else(|e| {
+    let (kind, params) = plan_params(args.keys, args.fpr, args.kind).unwrap_or_else(|e| {
         eprintln!("fleet: error: {e}");
         std::process::exit(2)
     });
+    match kind {
+        FilterKind::Sparse => run::<SparseFilter>(args, kind, params),
+        _ => run::<BloomFilter>(args, kind, params),
+    }
+}
+
+/// The run (or, with `--subscriber-worker`, a worker's part of it) with
+/// filters of type `K`, of kind `kind`.
+fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
     let (m, k) = (params.m, params.k);
     let config = fleet_config(&args);
     if let Some((first, count)) = args.worker {
-        run_worker(&args, &config, first, count);
+        run_worker::<K>(&args, &config, first, count);
         return;
     }
 
@@ -741,7 +982,9 @@ fn main() {
     let args = Arc::new(args);
     let publisher = {
         let (args, config) = (Arc::clone(&args), config.clone());
-        std::thread::spawn(move || run_publisher(&args, config, params, progress_tx, killed_tx))
+        std::thread::spawn(move || {
+            run_publisher::<K>(&args, config, params, progress_tx, killed_tx)
+        })
     };
 
     let result = rt.block_on(async {
@@ -756,11 +999,11 @@ fn main() {
         };
         let mut members = Vec::new();
         for i in 0..here {
-            members.push(join(&args, i, &config).await);
+            members.push(join::<K>(&args, i, &config).await);
         }
         // Index 0 is stopped for a fifth of the updates, from a quarter on.
         let (stop_at, restart_at, join_at) = (u / 4, u / 4 + (u / 5).max(1), u / 2);
-        let mut late: Option<(Member, Instant, UpdateId)> = None;
+        let mut late: Option<(Member<K>, Instant, UpdateId)> = None;
         let mut catch_up_ms = None;
         let (mut stopped, mut restarted) = (false, false);
         // Open resyncs: what, since when, the version to reach, and which
@@ -769,6 +1012,7 @@ fn main() {
         let mut resyncs: Vec<(String, f64)> = Vec::new();
         let mut kill_seen = false;
         let mut killed_server = None;
+        let (mut last_mark, mut moved) = (0u64, Instant::now());
         loop {
             let (done, last) = *progress.borrow_and_update();
             if !kill_seen {
@@ -788,7 +1032,7 @@ fn main() {
             }
             open.retain(|(what, at, _, target, who)| {
                 let Some(v) = target else { return true };
-                let holds = |m: &Member| {
+                let holds = |m: &Member<K>| {
                     m.state
                         .borrow()
                         .version
@@ -814,7 +1058,7 @@ fn main() {
                 stopped = true;
             }
             if stopped && !restarted && done >= restart_at {
-                members[0] = join(&args, 0, &config).await;
+                members[0] = join::<K>(&args, 0, &config).await;
                 restarted = true;
                 let at = Instant::now();
                 open.push(("restarted subscriber".into(), at, 0, last, Some(0)));
@@ -825,7 +1069,7 @@ fn main() {
             if late.is_none() && done >= join_at && ((open.is_empty() && !kill_next) || done >= u) {
                 if let Some(v) = last {
                     let i = args.subscribers - 1;
-                    late = Some((join(&args, i, &config).await, Instant::now(), v));
+                    late = Some((join::<K>(&args, i, &config).await, Instant::now(), v));
                 }
             }
             if let Some((m, started, v)) = late.as_mut() {
@@ -838,10 +1082,15 @@ fn main() {
                     catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            if done >= u
-                && late.is_some()
-                && (open.is_empty() || t0.elapsed() > Duration::from_secs(600))
-            {
+            // Open resyncs are waited for while the subscribers take
+            // versions.
+            let mark = held_mark(&members)
+                .wrapping_add(workers.as_ref().map_or(0, Workers::held_mark))
+                .wrapping_add(done);
+            if mark != last_mark {
+                (last_mark, moved) = (mark, Instant::now());
+            }
+            if done >= u && late.is_some() && (open.is_empty() || moved.elapsed() > QUIET) {
                 break;
             }
             let _ = tokio::time::timeout(Duration::from_millis(20), progress.changed()).await;
@@ -850,19 +1099,19 @@ fn main() {
             .await
             .unwrap();
         let (mut late, started, v) = late.unwrap();
-        if catch_up_ms.is_none() && reached(&mut late, v, Duration::from_secs(60)).await {
+        if catch_up_ms.is_none() && reached(&mut late, v, QUIET).await {
             catch_up_ms = Some(started.elapsed().as_secs_f64() * 1e3);
         }
         members.push(late);
         let mut equal_each = Vec::new();
         for m in &mut members {
-            let ok = reached(m, published.last, Duration::from_secs(60)).await
+            let ok = reached(m, published.last, QUIET).await
                 && m.state.borrow().filter.as_deref() == Some(&published.filter);
             equal_each.push(ok);
         }
         let remote = workers.map(|mut w| {
             let last = published.last;
-            let r = w.finish(last, Duration::from_secs(60));
+            let r = w.finish(last, QUIET);
             let digest = compressed_bloom::Kind::digest(&published.filter);
             let equal = w
                 .members
@@ -892,7 +1141,7 @@ fn main() {
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let cpu_total = cpu_seconds("/proc/self/stat") - cpu_start;
     let remote_cpu = remote.as_ref().map_or(0.0, |r| r.0.cpu_seconds);
-    let subscribers_cpu = (cpu_total - published.cpu_seconds).max(0.0) + remote_cpu;
+    let subscribers_cpu = (cpu_total - published.thread_cpu_seconds).max(0.0) + remote_cpu;
     let n_subs = args.subscribers;
     let equal = equal_each.iter().all(|&e| e) && remote.as_ref().is_none_or(|r| r.1);
     let restarted_equal = equal_each[0];
@@ -903,17 +1152,26 @@ fn main() {
         Some((r, _, count)) => r.rss_bytes / (*count).max(1) as u64,
         None => rss_end.saturating_sub(rss_start) / n_subs as u64,
     };
+    let subscriber_peak_rss = match &remote {
+        Some((r, _, count)) => r.peak_rss_bytes / (*count).max(1) as u64,
+        None => peak_rss_bytes().saturating_sub(rss_start) / n_subs as u64,
+    };
     let disk = args.cluster_dir.as_deref().map(store_bytes);
+    // The filter as an m-bit array, and what one copy of it holds in
+    // memory (the same for a standard filter; its positions for a sparse
+    // one).
     let uncompressed = m.div_ceil(8);
+    let held = published.filter.held_bytes();
     let per_update = published.bytes_sent as f64 / args.updates as f64;
     let ratio = published.bytes_sent as f64 / published.bytes_full_every_time as f64;
     let ups = args.updates as f64 / published.seconds;
 
     println!(
-        "{n_subs} subscribers, {} updates of {} keys ({}% churn); filter m = {m} bits, k = {k} ({uncompressed} bytes uncompressed)",
+        "{n_subs} subscribers, {} updates of {} keys ({}% churn); {} filter m = {m} bits, k = {k} ({uncompressed} bytes uncompressed, {held} held)",
         args.updates,
         args.keys,
-        args.churn * 100.0
+        args.churn * 100.0,
+        kind.name()
     );
     println!(
         "published {:.1} updates/s; {} bytes in all, {per_update:.0} per update: {:.1}% of a full frame each time, {:.1}% of the uncompressed filter",
@@ -941,8 +1199,10 @@ fn main() {
             "updates": args.updates,
             "keys": args.keys,
             "churn": args.churn,
+            "kind": kind.name(),
             "m": m,
             "k": k,
+            "filter_held_bytes": held,
             "equal": equal,
             "late_joiner_equal": late_joiner_equal,
             "restarted_equal": restarted_equal,
@@ -957,6 +1217,7 @@ fn main() {
             "late_joiner_catch_up_ms": catch_up_ms.map(|ms| ms.round()),
             "converged_s": (converged * 100.0).round() / 100.0,
             "publisher_cpu_s": (published.cpu_seconds * 100.0).round() / 100.0,
+            "publisher_thread_cpu_s": (published.thread_cpu_seconds * 100.0).round() / 100.0,
             "subscribers_cpu_s": (subscribers_cpu * 100.0).round() / 100.0,
             "servers": args.urls().len(),
             "killed_server": killed_server,
@@ -965,6 +1226,7 @@ fn main() {
             "resyncs_ms": resyncs.iter().map(|(w, ms)| serde_json::json!({"what": w, "ms": ms.round()})).collect::<Vec<_>>(),
             "resync_ms_max": resync_ms_max.map(f64::round),
             "subscriber_rss_bytes": subscriber_rss,
+            "subscriber_peak_rss_bytes": subscriber_peak_rss,
             "processes": args.processes,
             "publisher_process_rss_bytes": rss_end,
             "servers_disk_bytes": disk.map(|d| d.into_iter().map(|(n, b)| (n, b.into())).collect::<serde_json::Map<_, _>>()),
@@ -1034,6 +1296,10 @@ mod tests {
             Err("--subscriber-worker takes FIRST:COUNT, not `3`".into())
         );
         assert_eq!(
+            parse(&["--kind", "ribbon"]),
+            Err("--kind takes standard, sparse or auto, not `ribbon`".into())
+        );
+        assert_eq!(
             parse(&["--subscriber", "3"]),
             Err("unknown argument `--subscriber`".into())
         );
@@ -1059,6 +1325,8 @@ mod tests {
             "1",
             "--subscriber-worker",
             "1:2",
+            "--kind",
+            "sparse",
         ]) else {
             panic!("not a run")
         };
@@ -1077,6 +1345,7 @@ mod tests {
                 kill_server_at: None,
                 processes: 1,
                 worker: Some((1, 2)),
+                kind: Some(FilterKind::Sparse),
             }
         );
     }
@@ -1085,9 +1354,41 @@ mod tests {
     /// uncompressed optimum (k = 7, 9.59 bits per key).
     #[test]
     fn the_filter_is_planned_for_a_coded_frame() {
-        let p = plan_params(100_000, 0.01).unwrap();
+        assert_eq!(
+            plan_params(100_000, 0.01, None).unwrap().0,
+            FilterKind::Standard
+        );
+        let (kind, p) = plan_params(100_000, 0.01, Some(FilterKind::Standard)).unwrap();
+        assert_eq!(kind, FilterKind::Standard);
         let f = compressed_bloom::plan::fpr_finite(p.m, 100_000, p.k);
         assert!(f <= 0.01, "f = {f}");
         assert!(p.k < 7, "k = {}", p.k);
+    }
+
+    /// Left to the planner, 10^7 keys at f = 10^-4 go as a sparse filter:
+    /// the standard one with the same frame would hold 249 MB.
+    #[test]
+    fn the_planner_picks_the_sparse_kind_at_scale() {
+        let (kind, p) = plan_params(10_000_000, 0.0001, None).unwrap();
+        assert_eq!(kind, FilterKind::Sparse);
+        assert_eq!(p.k, 1);
+        let (kind, p) = plan_params(10_000_000, 0.0001, Some(FilterKind::Standard)).unwrap();
+        assert_eq!(kind, FilterKind::Standard);
+        assert!(p.m / 10_000_000 > 100, "m = {}", p.m);
+    }
+
+    /// The sparse publisher's positions follow its keys: after keys are
+    /// replaced, its filter is the one built from the keys it holds.
+    #[test]
+    fn sparse_updates_hold_the_current_keys() {
+        // A small m, so that keys share positions.
+        let params = FilterParams::new(5_000, 2, 7);
+        let (mut p, mut keys) = SparseFilter::start(params, 0..1000);
+        for step in 0..5u64 {
+            let (old, new) = (step * 300, 1000 + step * 300);
+            SparseFilter::replace(&mut p, &mut keys, old..old + 300, new..new + 300);
+            let want = SparseFilter::from_keys(params, (old + 300..new + 300).map(key)).unwrap();
+            assert_eq!(p.filter(), Some(&want), "step {step}");
+        }
     }
 }
