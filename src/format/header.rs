@@ -9,8 +9,8 @@
 //!               the frame uses)
 //! 3       1     filter type (0 raw, 1 coded, 2 delta, 3 conditional delta;
 //!               4 static coded, version 3 only)
-//! 4       1     hash scheme id (1 xxh3; 2 Squid's MD5, 4 BIP37's
-//!               MurmurHash3: version 3 only)
+//! 4       1     hash scheme id (1 xxh3; version 3 only: 2 Squid's MD5,
+//!               3 BIP158's SipHash-2-4, 4 BIP37's MurmurHash3)
 //! 5       1     flags (v1, v2: must be 0; v3: 0x01 identity, 0x02 metadata)
 //! 6       1     kind (version 3 only; 0 standard, 1 counting, 2 partitioned,
 //!               3 scalable, 4 sparse, 5 ribbon)
@@ -937,13 +937,9 @@ pub const CONDITIONAL_DELTA_MIN_PAYLOAD: u64 = DELTA_MIN_PAYLOAD + 2;
 /// byte and a one-byte count).
 pub const STATIC_MIN_PAYLOAD: u64 = 3;
 
-/// Whether this build knows metadata tag `tag` (docs/FORMAT.md section 6).
-fn known_metadata_tag(tag: u64) -> bool {
-    RECORD_LENGTHS.iter().any(|r| r.0 == tag)
-}
-
-/// Each metadata tag this build knows, its record's length, and why a
-/// record of another length is refused (section 6).
+/// Each metadata tag this build knows (docs/FORMAT.md section 6; any
+/// other is `UnknownMetadata`), its record's length, and why a record of
+/// another length is refused.
 const RECORD_LENGTHS: [(u64, u64, &str); 4] = [
     (
         META_SQUID_CBLOCK,
@@ -1088,20 +1084,18 @@ fn records(cur: &mut Fields<'_>) -> Result<Records, DecodeError> {
                 reason: "a record runs past meta_len",
             });
         }
-        if !known_metadata_tag(tag) {
+        let Some(&(_, want, reason)) = RECORD_LENGTHS.iter().find(|r| r.0 == tag) else {
             return Err(DecodeError::UnknownMetadata {
                 offset: tag_at,
                 tag,
             });
-        }
-        if let Some(&(_, want, reason)) = RECORD_LENGTHS.iter().find(|r| r.0 == tag) {
-            if len != want {
-                return Err(DecodeError::InvalidField {
-                    offset: len_at,
-                    field: "metadata length",
-                    reason,
-                });
-            }
+        };
+        if len != want {
+            return Err(DecodeError::InvalidField {
+                offset: len_at,
+                field: "metadata length",
+                reason,
+            });
         }
         match tag {
             META_SQUID_CBLOCK => squid_at = Some(cur.at),

@@ -209,6 +209,8 @@ fn encode_bits_with(
     let p = filter.params();
     let kind = base.kind;
     let squid_cblock = base.squid_cblock;
+    // Not `HeaderFields { filter_type, ..base }`: rustc 1.95 breaks on
+    // that closure (an internal compiler error on the array lengths).
     let fields = |filter_type| {
         let mut f = base;
         f.filter_type = filter_type;

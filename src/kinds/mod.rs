@@ -16,7 +16,9 @@ pub use counting::CountingError;
 /// full frame goes to the first kind whose
 /// [`Kind::accepts`](crate::Kind::accepts) takes its header, so a Squid
 /// digest (a standard frame with Squid's record) and a BIP37 filter (one
-/// with BIP37's record) come before the standard kind. The list declares each kind's module (`kinds/<module>/`), and
+/// with BIP37's record) come before the standard kind, and a BIP158
+/// filter (a sparse frame with the block hash) before the sparse kind.
+/// The list declares each kind's module (`kinds/<module>/`), and
 /// `kind::any` builds [`AnyFilter`](crate::AnyFilter), its dispatch and
 /// its conversions from it. Adding a kind is its folder, a line here and
 /// its wire id in `wire::kind_id` (docs/ARCHITECTURE.md).

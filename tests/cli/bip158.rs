@@ -2,19 +2,8 @@
 //! vectors (tests/data/blockfilters.json): the filter header checked on
 //! import, the bytes given back on export.
 
+use crate::{cbloom, s};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn cbloom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cbloom"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Each row's block hash, previous header, filter and header, as the JSON
 /// prints them.

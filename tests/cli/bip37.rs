@@ -1,21 +1,9 @@
 //! `cbloom import/export --bip37`, `query --key-hex` and `inspect` on
 //! Bitcoin Core's `filterload` vectors (tests/data/bip37-filterload.txt).
 
-use std::path::Path;
-use std::process::{Command, Output};
+use crate::{cbloom, s};
 
-fn cbloom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cbloom"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: &Output) {
+fn ok(out: &std::process::Output) {
     assert!(
         out.status.success(),
         "{}",

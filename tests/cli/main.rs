@@ -19,3 +19,16 @@ mod ribbon;
 mod robust;
 mod signed;
 mod squid;
+
+/// `cbloom ARGS`, run to its end with no standard input.
+pub(crate) fn cbloom(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cbloom"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A path as a command-line argument.
+pub(crate) fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}

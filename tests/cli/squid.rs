@@ -1,24 +1,13 @@
 //! `cbloom import/export --squid` and URL queries on the reference digest
 //! written by `tools/squid_digest.py` (see tests/kinds/squid.rs).
 
+use crate::{cbloom, s};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn cbloom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cbloom"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn vector(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/vectors")
         .join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

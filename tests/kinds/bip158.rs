@@ -256,9 +256,7 @@ fn scheme_3_frames_are_refused_when_they_break_its_rules() {
     let mut bad = frame.clone();
     let n_at = frame.windows(2).position(|w| w == [1, 10]).unwrap() + 1; // k = 1, n = 10
     bad[n_at] = 11;
-    let crc_at = bad.len() - 4;
-    let crc = crc32c::crc32c(&bad[..crc_at]);
-    bad[crc_at..].copy_from_slice(&crc.to_le_bytes());
+    crate::common::fix_crc(&mut bad);
     assert!(matches!(
         format::inspect(&bad, &limits),
         Err(DecodeError::InvalidField { field: "m", .. })
