@@ -149,6 +149,30 @@ macro_rules! membership {
 }
 pub(crate) use membership;
 
+/// The [`Kind`] methods of a foreign format held as a standard filter and
+/// a record (a Squid digest, a BIP37 filter): membership, counts and the
+/// digest are its bit array's, `self.filter()`; the record changes none.
+macro_rules! bits_of_filter {
+    () => {
+        fn contains(&self, key: &[u8]) -> bool {
+            self.filter().contains(key)
+        }
+        fn len(&self) -> u64 {
+            self.filter().len()
+        }
+        fn params(&self) -> &crate::filter::FilterParams {
+            self.filter().params()
+        }
+        fn count_ones(&self) -> u64 {
+            self.filter().count_ones()
+        }
+        fn digest(&self) -> u64 {
+            self.filter().digest()
+        }
+    };
+}
+pub(crate) use bits_of_filter;
+
 /// Decodes exactly one full frame of kind `F` occupying all of `data`,
 /// under `limits` (header, limits and CRC checked before the payload is
 /// decoded). `F = AnyFilter` takes any kind, as [`crate::decode_any`].

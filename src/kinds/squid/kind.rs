@@ -3,32 +3,18 @@
 
 use crate::prelude::*;
 use crate::delta::{self, DeltaHeader};
-use crate::filter::{BloomFilter, FilterParams};
+use crate::filter::BloomFilter;
 use crate::format::header::HeaderFields;
 use crate::format::{self, checked_of_kind, Coding, DecodeError, DecodeLimits, FilterKind, FilterType, FrameHeader, UpdateId};
 use crate::kinds::squid::{CBlock, SquidDigest};
-use crate::kind::{expect, Kind};
+use crate::kind::{bits_of_filter, expect, Kind};
 
 impl Kind for SquidDigest {
     const KIND: FilterKind = FilterKind::Standard;
     fn accepts(h: &FrameHeader) -> bool {
         h.kind == FilterKind::Standard && h.squid_cblock.is_some()
     }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.filter().contains(key)
-    }
-    fn len(&self) -> u64 {
-        self.filter().len()
-    }
-    fn params(&self) -> &FilterParams {
-        self.filter().params()
-    }
-    fn count_ones(&self) -> u64 {
-        self.filter().count_ones()
-    }
-    fn digest(&self) -> u64 {
-        self.filter().digest()
-    }
+    bits_of_filter!();
     fn encode_frame(&self, coding: Coding, id: Option<UpdateId>) -> Vec<u8> {
         let frame = match coding {
             Coding::Raw => encode_squid_raw(self),
