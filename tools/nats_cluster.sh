@@ -26,6 +26,18 @@ if [ -z "$cmd" ] || [ -z "$dir" ]; then
   exit 2
 fi
 
+# The pid recorded for server nI, if that process is still the server
+# started with DIR/nI.conf (a pid the system gave to another process since
+# is left alone); empty otherwise.
+ours() {
+  local f="$dir/n$1.pid" pid
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/n$1.conf"; then
+    echo "$pid"
+  fi
+}
+
 # A free loopback port, not one of those already taken in this run.
 taken=" "
 free_port() {
@@ -119,7 +131,7 @@ EOF
   for _ in $(seq 1 600); do
     known=0
     for i in 1 2 3; do
-      jsz=$(exec 3<>"/dev/tcp/127.0.0.1/${http[i]}" && printf 'GET /jsz HTTP/1.0\r\n\r\n' >&3 && cat <&3 || true)
+      jsz=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /jsz HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "${http[i]}" || true)
       if printf '%s' "$jsz" | tr -d ' \n' | grep -q '"meta_cluster":{[^}]*"leader":"n[123]"'; then
         known=$((known + 1))
       fi
@@ -137,7 +149,8 @@ stop)
   for i in 1 2 3; do
     f="$dir/n$i.pid"
     [ -f "$f" ] || continue
-    pid=$(cat "$f")
+    pid=$(ours "$i")
+    [ -n "$pid" ] || { rm -f "$f"; continue; }
     kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
       kill -0 "$pid" 2>/dev/null || break
@@ -151,8 +164,8 @@ kill)
   node "${3:-}"
   f="$dir/n$3.pid"
   [ -f "$f" ] || { echo "nats_cluster.sh: no server n$3 recorded in $dir" >&2; exit 1; }
-  pid=$(cat "$f")
-  kill -9 "$pid" 2>/dev/null || true
+  pid=$(ours "$3")
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05

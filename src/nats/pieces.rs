@@ -111,17 +111,24 @@ pub fn piece_headers(
     h.insert(PIECE, index.to_string().as_str());
     h.insert(PIECES, count.to_string().as_str());
     h.insert(FRAME_BYTES, frame.len().to_string().as_str());
-    h.insert(FRAME_CRC, frame_crc(frame).unwrap_or(0).to_string().as_str());
+    let crc = frame_crc(frame).map_or(0, |(_, crc)| crc);
+    h.insert(FRAME_CRC, crc.to_string().as_str());
     if let Some(s) = first_seq {
         h.insert(FIRST_SEQ, s.to_string().as_str());
     }
 }
 }
 
-/// The CRC a frame stores in its last four bytes.
-fn frame_crc(frame: &[u8]) -> Option<u32> {
-    let tail = frame.len().checked_sub(4).map(|at| &frame[at..])?;
-    Some(u32::from_le_bytes(tail.try_into().ok()?))
+/// Where a frame's CRC-32C stands and its value: the last four bytes,
+/// or for a signed frame the four before its signature (docs/FORMAT.md
+/// section 6, tag 2), as its header says. `None` for bytes whose header
+/// does not parse.
+fn frame_crc(frame: &[u8]) -> Option<(usize, u32)> {
+    let h = crate::format::header::parse(frame, &crate::DecodeLimits::unlimited()).ok()?;
+    let end = usize::try_from(h.signed_len()).ok()?;
+    let at = end.checked_sub(4)?;
+    let crc = frame.get(at..end)?;
+    Some((at, u32::from_le_bytes(crc.try_into().ok()?)))
 }
 
 internal! {
@@ -316,10 +323,9 @@ impl Assembler {
             );
             return self.refuse(why);
         }
-        let body = &p.buf[..total - 4];
-        let stored = frame_crc(&p.buf);
-        let actual = crate::wire::crc::crc32c(body);
-        if stored != Some(p.info.crc) || actual != p.info.crc {
+        let (at, stored) = frame_crc(&p.buf).unwrap_or((0, !p.info.crc));
+        let actual = crate::wire::crc::crc32c(&p.buf[..at]);
+        if stored != p.info.crc || actual != p.info.crc {
             let why = format!(
                 "the frame's CRC-32C is {actual:#010x}, its pieces declare {:#010x}",
                 p.info.crc
@@ -337,14 +343,17 @@ impl Assembler {
 mod tests {
     use super::*;
 
-    /// A frame with a valid trailing CRC.
+    /// A raw standard frame of exactly `len` bytes (a header of 15, the
+    /// array, the CRC), with keys that `seed` picks.
     fn frame(len: usize, seed: u8) -> Vec<u8> {
-        let mut f: Vec<u8> = (0..len - 4)
-            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
-            .collect();
-        let c = crate::wire::crc::crc32c(&f);
-        f.extend_from_slice(&c.to_le_bytes());
-        f
+        let m = 8 * (len as u64 - 19);
+        let mut f = crate::BloomFilter::new(crate::FilterParams::new(m, 3, 0)).unwrap();
+        for i in 0..200u32 {
+            f.insert(&[&i.to_le_bytes()[..], &[seed]].concat());
+        }
+        let out = crate::format::encode_with(&f, crate::Coding::Raw);
+        assert_eq!(out.len(), len);
+        out
     }
 
     fn pieces(f: &[u8], size: usize, seq: &str) -> Vec<(HeaderMap, Bytes)> {
@@ -382,6 +391,18 @@ mod tests {
         // A whole message passes as it is.
         let b = Bytes::from_static(b"whole");
         assert_eq!(a.push(None, &b), (None, Took::Frame(b)));
+    }
+
+    /// A signed frame's CRC stands before its 64-byte signature: its
+    /// pieces declare that CRC and make the frame again.
+    #[test]
+    fn a_signed_frame_travels_in_pieces() {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+        let f = crate::format::sign_frame(&frame(10_000, 1), &key).unwrap();
+        let ps = pieces(&f, 3_000, "1");
+        let mut a = Assembler::new(20_000);
+        let out = feed(&mut a, &ps);
+        assert_eq!(out.last().unwrap().1, Took::Frame(Bytes::from(f)));
     }
 
     #[test]

@@ -618,6 +618,25 @@ impl<F: SharedKind> NatsSubscriber<F> {
             // only if this one is complete, so wait for it.
             return Ok(None);
         }
+        // The headers are a stranger's until the frame's CRC and signature
+        // are checked: a size over the limit, or more pieces than the
+        // subject keeps, is refused before a single piece is fetched.
+        let too_big = info.frame_bytes > self.config.max_frame_bytes;
+        if too_big || i64::from(info.count) > self.config.delta_history {
+            let r = Refused {
+                reason: format!(
+                    "the full frame's last piece declares {} bytes in {} pieces \
+                     (at most {} bytes, and {} messages on the subject)",
+                    info.frame_bytes,
+                    info.count,
+                    self.config.max_frame_bytes,
+                    self.config.delta_history
+                ),
+                held_bytes: 0,
+            };
+            self.refused(r, last.sequence, true);
+            return Ok(None);
+        }
         let first = info.first_seq.unwrap_or(last.sequence);
         // Pieces of one copy are stored one after the other by one
         // publisher; a few other messages between them are tolerated, a
@@ -700,6 +719,8 @@ impl<F: SharedKind> NatsSubscriber<F> {
             Ok(_) => {
                 self.need_full = false;
                 self.backoff = Duration::ZERO;
+                // A new state: the wait for a frame after it starts over.
+                self.stale_since = None;
                 self.share();
                 self.pending.push_back(Event::Resynchronised {
                     previous,
