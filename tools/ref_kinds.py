@@ -99,17 +99,15 @@ def decode_v3(frame: bytes):
     plen, at = rd.varint(frame, at)
     if not (1 <= m <= 1 << 56) or not (1 <= k <= 64):
         raise rd.FrameError("m or k out of range")
-    # Section 2.3, step 3, in its order: a delta's seq, scheme 2, scheme 4
-    # and record 4, scheme 3, a record 3 without scheme 3, then a Squid
-    # header.
+    # Section 2.3, step 3, in its order: a delta's seq, schemes 2 and 4,
+    # scheme 3, a record 4 without scheme 4, a record 3 without scheme 3,
+    # then a Squid header.
     if ftype in (2, 3) and flags & 0x01 and header["seq"] == 0:
         raise rd.FrameError("a delta's seq is at least 1")
     if scheme == 2 and (k != 4 or m >= 1 << 32 or seed != 0 or kind != 0):
         raise rd.FrameError("scheme 2 needs k = 4, m < 2^32, seed 0, kind 0")
     if scheme == 4 and (k > 50 or seed >= 1 << 32 or m % 8 or m > 288000 or kind != 0):
         raise rd.FrameError("scheme 4 needs k <= 50, seed < 2^32, m a multiple of 8 up to 288000, kind 0")
-    if "bip37_flags" in header and scheme != 4:
-        raise rd.FrameError("InvalidField: metadata tag (a BIP37 record needs scheme 4)")
     header["scheme"] = scheme
     if scheme == 3:
         if k != 1 or seed != 0:
@@ -122,7 +120,9 @@ def decode_v3(frame: bytes):
             raise rd.FrameError("InvalidField: hash scheme (scheme 3 needs record 3)")
         if m != max(n, 1) * BIP158_M:
             raise rd.FrameError("InvalidField: m (scheme 3 needs m = max(n, 1) * 784931)")
-    elif "block_hash" in header:
+    if "bip37_flags" in header and scheme != 4:
+        raise rd.FrameError("InvalidField: metadata tag (a BIP37 record needs scheme 4)")
+    if "block_hash" in header and scheme != 3:
         raise rd.FrameError("InvalidField: metadata tag (record 3 needs scheme 3)")
     if "squid_cblock" in header:
         check_squid(header["squid_cblock"], scheme, m, k)
