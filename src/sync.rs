@@ -160,7 +160,9 @@ impl Publisher<BloomFilter> {
     /// ```
     ///
     /// # Errors
-    /// Parameters out of range.
+    /// Parameters out of range; [`FilterError::SchemeNotForKind`] for
+    /// BIP37's or BIP158's hashing (a BIP37 filter publishes through
+    /// [`Publisher::new`]).
     pub fn counting(params: FilterParams, opts: PublisherOptions) -> Result<Self, FilterError> {
         let counts = CountingBloomFilter::with_any_scheme(params)?;
         let view = CountingBloomFilter::to_bloom;

@@ -292,3 +292,23 @@ fn a_typed_subscriber_refuses_other_kinds() {
     );
     assert_eq!(sub.filter(), Some(&s[0]));
 }
+
+/// A counting publisher keeps counters from each key's hash, which under
+/// BIP37's hashing holds four of up to 50 positions: it is refused rather
+/// than publish filters that miss keys. BIP37 filters publish through
+/// `Publisher::new`.
+#[test]
+fn a_counting_publisher_refuses_bip37_hashing() {
+    use compressed_bloom::{FilterError, FilterParams, HashScheme, Publisher};
+    let params = FilterParams {
+        scheme: HashScheme::Bip37Murmur,
+        ..FilterParams::new(8 * 100, 11, 7)
+    };
+    assert!(matches!(
+        Publisher::counting(params, Default::default()),
+        Err(FilterError::SchemeNotForKind {
+            kind: "counting",
+            scheme: "bip37-murmur3"
+        })
+    ));
+}

@@ -11,6 +11,7 @@
 )]
 
 use crate::filter::{BloomFilter, FilterError, FilterParams};
+use crate::hash::HashScheme;
 use crate::prelude::*;
 
 internal! {
@@ -39,11 +40,23 @@ impl CountingBloomFilter {
         Self::with_any_scheme(params)
     }
 
-    /// [`Self::new`] for any scheme: the counts behind a
+    /// [`Self::new`] for Squid's hashing too: the counts behind a
     /// [`Publisher`](crate::Publisher), whose frames are standard filters
-    /// (which may use Squid's hashing), never counting frames.
+    /// (which may use Squid's hashing), never counting frames. The
+    /// counters take a key's positions from its [`KeyHash`](crate::KeyHash),
+    /// which under BIP37's scheme holds only the first four of up to 50,
+    /// and BIP158's scheme is the sparse kind's: both are refused.
     pub(crate) fn with_any_scheme(params: FilterParams) -> Result<Self, FilterError> {
         params.validate()?;
+        if matches!(
+            params.scheme,
+            HashScheme::Bip37Murmur | HashScheme::Bip158SipHash
+        ) {
+            return Err(FilterError::SchemeNotForKind {
+                kind: "counting",
+                scheme: params.scheme.name(),
+            });
+        }
         let words = crate::filter::units_for(params.m, 16);
         let counters = crate::filter::zeroed_words(words)?;
         Ok(CountingBloomFilter {
