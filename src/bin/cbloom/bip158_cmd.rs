@@ -1,7 +1,7 @@
 //! `import --bip158` and `export --bip158`: BIP158 basic block filters in
 //! and out, with their filter headers.
 
-use crate::files::{read_all, write_all};
+use crate::files::write_all;
 use crate::sign_cmd::hex;
 use crate::{CliResult, LimitArgs};
 use clap::Args;
@@ -40,7 +40,7 @@ pub(crate) struct Bip158ExportArgs {
 
 /// A 32-byte hash given in printed (reversed) hex, in internal order.
 fn hash_arg(flag: &str, text: &str) -> CliResult<[u8; 32]> {
-    let bytes = crate::files::unhex(text.trim())
+    let bytes = crate::files::unhex(text)
         .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .ok_or_else(|| format!("{flag}: expected 64 hex digits, got {:?}", text.trim()))?;
@@ -67,11 +67,7 @@ pub(crate) fn import(
 ) -> CliResult {
     crate::files::check_output(output)?;
     let block_hash = hash_arg("--block-hash", a.block_hash.as_deref().unwrap_or_default())?;
-    let mut data = read_all(file)?;
-    if is_hex {
-        data = crate::files::unhex(String::from_utf8_lossy(&data).trim())
-            .map_err(|e| format!("{}: --hex: {e}", file.display()))?;
-    }
+    let data = crate::files::read_input(file, is_hex)?;
     let f =
         Bip158Filter::from_bip158_bytes(block_hash, &data, &limits.limits_for(data.len() as u64))
             .map_err(|e| format!("{}: not a BIP158 filter: {e}", file.display()))?;

@@ -1,42 +1,16 @@
 //! `import --bip37` and `export --bip37`: BIP37 `filterload` payloads in
 //! and out of frames.
 
-use crate::files::{read_all, write_all};
+use crate::files::write_all;
 use crate::squid_cmd::{ExportArgs, ImportArgs};
 use crate::CliResult;
 use compressed_bloom::bitcoin::Bip37Filter;
 use compressed_bloom::AnyFilter;
 use std::path::Path;
 
-/// Bytes from hex text, whitespace ignored (`--hex` inputs and
-/// `--key-hex`).
-pub(crate) fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
-    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if !digits.len().is_multiple_of(2) {
-        return Err(format!("odd number of hex digits ({})", digits.len()));
-    }
-    digits
-        .chunks_exact(2)
-        .enumerate()
-        .map(|(i, pair)| {
-            std::str::from_utf8(pair)
-                .ok()
-                .and_then(|p| u8::from_str_radix(p, 16).ok())
-                .ok_or_else(|| format!("not hex at digit {}", 2 * i))
-        })
-        .collect()
-}
-
 pub(crate) fn import_bip37(a: &ImportArgs, path: &Path) -> CliResult {
     crate::files::check_output(&a.output)?;
-    let data = read_all(path)?;
-    let payload = if a.hex {
-        let text = std::str::from_utf8(&data)
-            .map_err(|_| format!("{}: --hex, but the file is not text", path.display()))?;
-        parse_hex(text).map_err(|e| format!("{}: --hex: {e}", path.display()))?
-    } else {
-        data
-    };
+    let payload = crate::files::read_input(path, a.hex)?;
     let f = Bip37Filter::from_filterload(&payload, &a.limits.limits_for(payload.len() as u64))
         .map_err(|e| format!("{}: not a BIP37 filterload payload: {e}", path.display()))?;
     let frame = if a.raw {

@@ -384,17 +384,31 @@ pub(crate) fn progress(what: &str) -> ProgressBar {
     bar
 }
 
-/// The bytes that `text` (hex digits, either case) spells.
+/// The bytes that `text` spells in hex digits (either case; whitespace
+/// between them is skipped).
 pub(crate) fn unhex(text: &str) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err(format!("odd number of hex digits ({})", text.len()));
+    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!("odd number of hex digits ({})", digits.len()));
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            text.get(i..i + 2)
-                .and_then(|d| u8::from_str_radix(d, 16).ok())
-                .ok_or_else(|| format!("not hex at character {}", i + 1))
+    let digit = |d: u8| char::from(d).to_digit(16);
+    digits
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(i, pair)| match (digit(pair[0]), digit(pair[1])) {
+            (Some(hi), Some(lo)) => Ok((hi * 16 + lo) as u8),
+            _ => Err(format!("not hex at digit {}", 2 * i + 1)),
         })
         .collect()
+}
+
+/// A file's bytes, or with `hex` the bytes its hex text spells (`--hex`).
+pub(crate) fn read_input(path: &Path, hex: bool) -> CliResult<Vec<u8>> {
+    let data = read_all(path)?;
+    if !hex {
+        return Ok(data);
+    }
+    let text = std::str::from_utf8(&data)
+        .map_err(|_| format!("{}: --hex, but the file is not text", path.display()))?;
+    Ok(unhex(text).map_err(|e| format!("{}: --hex: {e}", path.display()))?)
 }

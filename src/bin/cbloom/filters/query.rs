@@ -14,7 +14,7 @@ pub(crate) struct QueryArgs {
     keys: Option<PathBuf>,
     /// A key given as its bytes in hex (a BIP37 data element, a script, any
     /// key that is not text); may be repeated. Printed back in hex.
-    #[arg(long = "key-hex", value_name = "HEX", value_parser = crate::bitcoin_cmd::parse_hex,
+    #[arg(long = "key-hex", value_name = "HEX", value_parser = crate::files::unhex,
           conflicts_with_all = ["url", "urls"])]
     key_hex: Vec<Vec<u8>>,
     /// A URL to look up in a Squid digest, hashed as Squid does (method byte
@@ -58,15 +58,7 @@ pub(crate) fn parse_method(s: &str) -> Result<compressed_bloom::kinds::squid::Me
 }
 
 /// Bytes as lowercase hex, two digits each.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
+pub(crate) use crate::sign_cmd::hex;
 
 pub(crate) fn query(a: &QueryArgs) -> CliResult {
     let key_file = a.keys.as_deref().or(a.urls.as_deref());
