@@ -177,25 +177,6 @@ pub(crate) fn bip37_positions(
 }
 
 internal! {
-/// The k positions of `key` in `[0, m)` under `scheme`, hashing the key
-/// itself: the path of every scheme for callers that hold the key, and the
-/// only exact one for [`HashScheme::Bip37Murmur`] with k > 4.
-pub fn positions_of_key<'a>(
-    scheme: HashScheme,
-    key: &'a [u8],
-    seed: u64,
-    m: u64,
-    k: u32,
-) -> impl Iterator<Item = u64> + 'a {
-    let (bip37, other) = match scheme {
-        HashScheme::Bip37Murmur => (Some(bip37_positions(key, seed, m, k)), None),
-        _ => (None, Some(scheme.hash(key, seed).positions_for(scheme, m, k))),
-    };
-    bip37.into_iter().flatten().chain(other.into_iter().flatten())
-}
-}
-
-internal! {
 /// MurmurHash3, x86 32-bit variant (Austin Appleby's `MurmurHash3_x86_32`,
 /// as Bitcoin Core's `MurmurHash3(nHashSeed, vDataToHash)` computes it):
 /// 4-byte blocks read little-endian, the 1–3 tail bytes little-endian,
@@ -296,7 +277,8 @@ pub struct Positions {
     i: u32,
     k: u32,
     m: u64,
-    /// Squid's words (scheme 2) instead of enhanced double hashing.
+    /// 32-bit words of `a` then `b` (Squid's, scheme 2, and the first four
+    /// Murmur values of scheme 4) instead of enhanced double hashing.
     squid: bool,
 }
 
@@ -484,7 +466,7 @@ mod tests {
         let key = b"bip37";
         let seed = 0x8000_0001u64;
         let m = 24u64;
-        let all: Vec<u64> = positions_of_key(HashScheme::Bip37Murmur, key, seed, m, 50).collect();
+        let all: Vec<u64> = bip37_positions(key, seed, m, 50).collect();
         assert_eq!(all.len(), 50);
         for (i, &p) in all.iter().enumerate() {
             let s = (i as u32)
@@ -497,12 +479,6 @@ mod tests {
             .positions_for(HashScheme::Bip37Murmur, m, 4)
             .collect();
         assert_eq!(first, all[..4]);
-        let xxh: Vec<u64> =
-            positions_of_key(HashScheme::Xxh3EnhancedDouble, key, 7, 1000, 5).collect();
-        assert_eq!(
-            xxh,
-            KeyHash::new(key, 7).positions(1000, 5).collect::<Vec<_>>()
-        );
     }
 
     /// Bitcoin Core's `siphash_4_2_testvec` (src/test/hash_tests.cpp, the

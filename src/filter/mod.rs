@@ -99,9 +99,10 @@ impl FilterParams {
         }
     }
 
-    /// [`Self::validate`], and hash scheme 1, which every kind but the
-    /// standard one requires (docs/FORMAT.md: Squid's hashing is for
-    /// standard filters only), so that a filter of `kind` can be sent.
+    /// [`Self::validate`], and hash scheme 1, which every kind built from
+    /// keys here requires (docs/FORMAT.md: Squid's and BIP37's hashing are
+    /// for standard filters, BIP158's is built by its own type), so that
+    /// a filter of `kind` can be sent.
     ///
     /// # Errors
     /// As [`Self::validate`]; [`FilterError::SchemeNotForKind`].
@@ -119,7 +120,7 @@ impl FilterParams {
     /// Checks the ranges documented on the fields, and the scheme's own
     /// rules ([`HashScheme::SquidMd5`]: k = 4, m < 2^32, seed 0;
     /// [`HashScheme::Bip37Murmur`]: k ≤ 50, seed < 2^32, m a multiple of 8
-    /// up to 288,000).
+    /// up to 288,000; [`HashScheme::Bip158SipHash`]: k = 1, seed 0).
     ///
     /// # Errors
     /// [`FilterError::InvalidM`], [`FilterError::InvalidK`] or

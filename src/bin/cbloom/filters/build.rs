@@ -168,11 +168,6 @@ pub(crate) fn asked_kinds(kind: Option<KindArg>, coding: Coding) -> Vec<PlanKind
     }
 }
 
-/// The note on a default plan that is not the smallest frame (or, under a
-/// budget, not the lowest rate) because of the receiver's memory: what it
-/// holds and gives up, and the flag that takes the other plan. Printed
-/// whenever the memory cap cost more than the slack, or saves more than
-/// half the memory.
 /// The library's default plan over the CLI's models, with the model of
 /// the kind it chose.
 pub(crate) fn default_plan(
@@ -186,6 +181,11 @@ pub(crate) fn default_plan(
     Ok((PlanKind::of(d.kind)?, d))
 }
 
+/// The note on a default plan that is not the smallest frame (or, under a
+/// budget, not the lowest rate) because of the receiver's memory: what it
+/// holds and gives up, and the flag that takes the other plan. Printed
+/// whenever the memory cap cost more than the slack, or saves more than
+/// half the memory.
 pub(crate) fn memory_note(
     asked: &[PlanKind],
     model: PlanKind,
