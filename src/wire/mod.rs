@@ -5,6 +5,7 @@
 
 // Decoding code: the panic lints are denied for this module tree in lib.rs.
 
+pub mod compact_size;
 pub mod crc;
 pub mod kind_id;
 pub mod limits;

@@ -37,6 +37,7 @@ internal! {
 use crate::filter::{BloomFilter, FilterError, FilterParams};
 use crate::hash::HashScheme;
 use crate::prelude::*;
+use crate::wire::compact_size::{self, CompactSizeError};
 use crate::wire::limits::DecodeLimits;
 use thiserror::Error;
 
@@ -240,7 +241,7 @@ impl Bip37Filter {
     pub fn to_filterload(&self) -> Vec<u8> {
         let bits = self.filter.to_bytes();
         let mut out = Vec::with_capacity(bits.len().saturating_add(3 + TRAILER_LEN));
-        put_compact_size(&mut out, bits.len() as u64);
+        compact_size::put(&mut out, bits.len() as u64);
         out.extend_from_slice(&bits);
         out.extend_from_slice(&self.hash_funcs().to_le_bytes());
         out.extend_from_slice(&self.tweak().to_le_bytes());
@@ -351,61 +352,22 @@ fn check_shape(len: u64, k: u32, max: u64) -> Result<(), Bip37Error> {
 }
 
 /// Reads a CompactSize at the start of `bytes` as Core's
-/// `ReadCompactSize` does: `< 0xfd` one byte, `0xfd` + u16 LE, `0xfe` +
-/// u32 LE, `0xff` + u64 LE, each refused when a shorter form would do.
-/// Returns the value and the bytes it took.
+/// `ReadCompactSize` does, refusals in this importer's terms.
 fn read_compact_size(bytes: &[u8]) -> Result<(u64, usize), Bip37Error> {
-    let first = *bytes.first().ok_or(Bip37Error::Truncated {
-        needed: 1,
-        available: 0,
-    })?;
-    let (width, min) = match first {
-        0xfd => (2, 0xfd),
-        0xfe => (4, 0x1_0000),
-        0xff => (8, 0x1_0000_0000),
-        b => return Ok((u64::from(b), 1)),
-    };
-    let end = 1usize.saturating_add(width);
-    let field = bytes.get(1..end).ok_or(Bip37Error::Truncated {
-        needed: end as u64,
-        available: bytes.len() as u64,
-    })?;
-    let mut buf = [0u8; 8];
-    buf.iter_mut().zip(field).for_each(|(d, s)| *d = *s);
-    let value = u64::from_le_bytes(buf);
-    if value < min {
-        return Err(Bip37Error::BadCompactSize { value, bytes: end });
-    }
-    Ok((value, end))
-}
-
-/// Appends the CompactSize of `v`.
-fn put_compact_size(out: &mut Vec<u8>, v: u64) {
-    if v < 0xfd {
-        out.push(v as u8);
-    } else if v <= 0xffff {
-        out.push(0xfd);
-        out.extend_from_slice(&(v as u16).to_le_bytes());
-    } else if v <= 0xffff_ffff {
-        out.push(0xfe);
-        out.extend_from_slice(&(v as u32).to_le_bytes());
-    } else {
-        out.push(0xff);
-        out.extend_from_slice(&v.to_le_bytes());
-    }
+    compact_size::get(bytes).map_err(|e| match e {
+        CompactSizeError::Truncated { needed, available } => Bip37Error::Truncated { needed, available },
+        CompactSizeError::NonCanonical { value, bytes } => Bip37Error::BadCompactSize { value, bytes },
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The shared reader's refusals, in this importer's terms.
     #[test]
-    fn compact_size_round_trips_and_refuses_long_forms() {
-        for v in [0u64, 1, 0xfc, 0xfd, 0xffff, 0x1_0000, 0xffff_ffff, 0x1_0000_0000] {
-            let mut out = Vec::new();
-            put_compact_size(&mut out, v);
-            assert_eq!(read_compact_size(&out), Ok((v, out.len())));
-        }
+    fn compact_size_refusals_are_bip37_errors() {
+        assert_eq!(read_compact_size(&[0x05]), Ok((5, 1)));
         assert_eq!(
             read_compact_size(&[0xfd, 0xfc, 0x00]),
             Err(Bip37Error::BadCompactSize { value: 0xfc, bytes: 3 })
