@@ -110,9 +110,10 @@
 //!   permissions keep others out: docs/fleet-permissions.conf lets the
 //!   publisher's user alone publish on the subjects.
 //!
-//! Around it, [`NatsSubscriber`] re-fetches the full frame after a gap (with bounded backoff), reconnects after a
-//! dropped connection or a restarted server, and resynchronises after the
-//! stream was purged or deleted; each step is reported as an [`Event`].
+//! Around what `receive` checks, [`NatsSubscriber`] re-fetches the full
+//! frame after a gap (with bounded backoff), reconnects after a dropped
+//! connection or a restarted server, and resynchronises after the stream
+//! was purged or deleted; each step is reported as an [`Event`].
 
 mod config;
 mod error;

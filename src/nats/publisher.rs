@@ -25,7 +25,8 @@ pub struct PublishStats {
     pub full_copies: u64,
     /// Their frame bytes.
     pub full_copy_bytes: u64,
-    /// Attempts that failed and were retried.
+    /// Attempts that failed and were retried, and purges of an older full
+    /// copy that failed (left to the next copy's purge).
     pub retries: u64,
     /// Messages stored: one per frame, or one per piece of a frame sent
     /// in pieces.

@@ -205,9 +205,10 @@ impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
 /// `max_payload`, as base64 in JSON) stay a few megabytes.
 const PIPELINE: usize = 4;
 
-/// The most updates a probe takes by message-get before it starts a
-/// consumer after them (see [`NatsSubscriber::catch_up`]): a few lost
-/// with a server; a longer backlog goes through the consumer.
+/// The most stream messages (updates, and each piece of a pieced frame)
+/// a probe takes by message-get before it starts a consumer after them
+/// (see [`NatsSubscriber::catch_up`]): a few lost with a server; a longer
+/// backlog goes through the consumer.
 const CATCH_UP_MAX: u64 = 64;
 
 /// A failed stream lookup, as a reason to wait.

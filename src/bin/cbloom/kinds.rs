@@ -377,7 +377,8 @@ pub(crate) fn kind_json(f: &AnyFilter, payload_bytes: u64) -> serde_json::Value 
 /// `flag`) holds, taken out of the decoded frame by `pick`, and the
 /// frame's length; a frame of anything else is refused with what it holds
 /// and the command that makes the right one. `lacks` names what such a
-/// frame would carry ("a Squid header"), `target` the format exported.
+/// frame would carry ("Squid header"), `target` the format exported
+/// ("to Squid").
 pub(crate) fn read_foreign<T>(
     flag: &str,
     input: &Path,

@@ -166,8 +166,7 @@ pub(crate) fn decode(a: &DecodeArgs) -> CliResult {
     }
     // Standard and partitioned arrays were streamed above: what is left
     // are the kinds without a single bit array, Squid digests, BIP37
-    // filters, and frames
-    // that are not full filters (decode_any's error).
+    // filters, and frames that are not full filters (decode_any's error).
     match compressed_bloom::decode_any(&data, &limits).map_err(|e| named(e.into()))? {
         AnyFilter::Sparse(s) => {
             if a.bits_only {
