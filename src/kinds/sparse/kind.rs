@@ -184,7 +184,7 @@ pub(crate) fn apply_sparse_checked(
     same_params(&d.frame.params, base.params())?;
     check_base(d, held)?;
     let changes = sparse_changes(data, d, limits)?;
-    let count = sparse::symmetric_difference(base.positions(), changes.iter()).count() as u64;
+    let count = sparse::result_len(base, &changes);
     let bytes = sparse::EliasFano::bytes_for(count, base.params().m);
     let memory_limit = sparse_memory_limit(limits);
     if bytes > memory_limit {
@@ -194,8 +194,7 @@ pub(crate) fn apply_sparse_checked(
             limit: memory_limit,
         });
     }
-    let result = sparse::apply_changes(base, &changes, d.frame.n)?;
-    let got = sparse::digest(&result);
+    let (result, got) = sparse::apply_changes(base, &changes, d.frame.n, count)?;
     if got != d.result_digest {
         return Err(DecodeError::ResultMismatch {
             expected: d.result_digest,
