@@ -569,8 +569,13 @@ fn run_publisher<K: FleetKind>(
             );
             oldest += per_update;
             next += per_update;
+            trace(&format!("publisher: update {} built", u + 1));
             let update = np.publish(&mut p).await.unwrap();
-            trace(&format!("publisher: update {} stored", u + 1));
+            trace(&format!(
+                "publisher: update {} stored ({} retries so far)",
+                u + 1,
+                np.stats().retries
+            ));
             // What a full frame for this update would have cost (measured,
             // and its CPU time kept out of the publisher's).
             let (c, w) = (cpu_seconds("/proc/thread-self/stat"), Instant::now());
