@@ -73,7 +73,8 @@ pub struct NatsConfig {
     /// default) takes three quarters of the server's `max_payload`, less
     /// 8 KiB for headers: the stream's message-get API, with which a
     /// subscriber fetches the full frame, returns a piece as base64 in
-    /// JSON, and that answer too must fit in `max_payload`.
+    /// JSON, and that answer too must fit in `max_payload`. A larger value
+    /// is lowered to that bound, so that every piece can be fetched back.
     pub piece_bytes: Option<usize>,
     /// The largest frame a subscriber puts together from pieces, in bytes:
     /// a frame declared larger is refused at its first piece, before any
@@ -215,11 +216,11 @@ impl NatsConfig {
         js
     }
 
-    /// The piece size for a server whose `max_payload` is `max_payload`.
+    /// The piece size for a server whose `max_payload` is `max_payload`:
+    /// the configured one within the bound a message-get answer allows.
     pub(crate) fn piece_bytes_for(&self, max_payload: usize) -> usize {
-        self.piece_bytes
-            .unwrap_or_else(|| (max_payload / 4 * 3).saturating_sub(8 << 10))
-            .max(1024)
+        let bound = (max_payload / 4 * 3).saturating_sub(8 << 10);
+        self.piece_bytes.map_or(bound, |p| p.min(bound)).max(1024)
     }
 
     /// The wait after `current`: doubled, within the configured bounds.
@@ -233,6 +234,23 @@ impl NatsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_stay_within_what_a_message_get_can_return() {
+        let mut c = NatsConfig::new("p", "f").unwrap();
+        let mib = 1 << 20;
+        // Default: ¾ of max_payload less 8 KiB (base64 of a piece, in
+        // JSON, must fit in max_payload).
+        assert_eq!(c.piece_bytes_for(mib), 786_432 - 8192);
+        c.piece_bytes = Some(100_000);
+        assert_eq!(c.piece_bytes_for(mib), 100_000);
+        // Above the bound: lowered to it.
+        c.piece_bytes = Some(mib);
+        assert_eq!(c.piece_bytes_for(mib), 786_432 - 8192);
+        // Never below 1 KiB.
+        c.piece_bytes = Some(10);
+        assert_eq!(c.piece_bytes_for(mib), 1024);
+    }
 
     #[test]
     fn names_that_cannot_form_subjects_are_refused() {

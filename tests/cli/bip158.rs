@@ -159,3 +159,31 @@ fn query_key_hex_answers_as_a_bip158_client() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bip158_flags_without_bip158_input_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (digest, frame) = (dir.path().join("d.bin"), dir.path().join("f.cbf"));
+    std::fs::write(&digest, [0u8; 64]).unwrap();
+    let hash = "00".repeat(32);
+    // --expect-header alone is clap's refusal (it requires --prev-header).
+    for flags in [
+        &["--block-hash"][..],
+        &["--prev-header"],
+        &["--prev-header", "--expect-header"],
+    ] {
+        let mut args = vec!["import", "--squid", s(&digest), "-o", s(&frame)];
+        for f in flags {
+            args.extend([*f, hash.as_str()]);
+        }
+        let out = cbloom(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        let flag = flags[0];
+        assert!(
+            err.contains(&format!("{flag} is for --bip158 input")),
+            "{err}"
+        );
+        assert!(!frame.exists(), "{flags:?}: no frame is written");
+    }
+}

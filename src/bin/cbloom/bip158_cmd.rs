@@ -30,6 +30,20 @@ pub(crate) struct Bip158ImportArgs {
     expect_header: Option<String>,
 }
 
+impl Bip158ImportArgs {
+    /// A BIP158 flag given without `--bip158` (clap's `requires` does not
+    /// reach across the flattened argument groups), to refuse by name.
+    pub(crate) fn stray_flag(&self) -> Option<&'static str> {
+        [
+            (self.block_hash.is_some(), "--block-hash"),
+            (self.prev_header.is_some(), "--prev-header"),
+            (self.expect_header.is_some(), "--expect-header"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
 /// The BIP158 half of `cbloom export`.
 #[derive(Args)]
 pub(crate) struct Bip158ExportArgs {

@@ -42,6 +42,9 @@ pub(crate) fn import(a: &ImportArgs) -> CliResult {
     if let Some(file) = &a.bip158.bip158 {
         return crate::bip158_cmd::import(&a.bip158, file, a.hex, &a.output, &a.limits, &a.sign);
     }
+    if let Some(flag) = a.bip158.stray_flag() {
+        return Err(format!("{flag} is for --bip158 input").into());
+    }
     let squid = match (&a.squid, &a.bip37) {
         (Some(path), _) => path,
         (None, Some(path)) => return crate::bitcoin_cmd::import_bip37(a, path),
