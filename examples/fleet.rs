@@ -48,7 +48,11 @@
 //! ```
 //!
 //! Subscribers connect to the servers in turn, each knowing all of them,
-//! so that the killed server's subscribers reconnect to another. A resync
+//! so that the killed server's subscribers reconnect to another. The
+//! first update is the full frame; the publisher sends the next once
+//! every subscriber holds it (`warm_up_ms`, from its store; that wait is
+//! kept out of the updates per second), so that the faults strike a
+//! running fleet rather than one still starting. A resync
 //! is timed from the fault (the kill, the restart of the stopped
 //! subscriber) until every subscriber concerned holds the first version
 //! published after it. The late joiner joins after half of the updates,
@@ -542,6 +546,7 @@ fn run_publisher<K: FleetKind>(
     params: FilterParams,
     progress: watch::Sender<(u64, Option<UpdateId>)>,
     killed: watch::Sender<Option<(Instant, String)>>,
+    mut warm: watch::Receiver<bool>,
 ) -> Published<K> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -588,6 +593,15 @@ fn run_publisher<K: FleetKind>(
             measure_wall += w.elapsed();
             last = Some(update.id);
             progress.send_replace((u + 1, last));
+            if u == 0 {
+                // The first frame is full: the updates start once every
+                // subscriber holds it, so that what follows measures a
+                // running fleet rather than its start.
+                let w = Instant::now();
+                let warm_up = warm.wait_for(|w| *w);
+                let _ = tokio::time::timeout(Duration::from_secs(300), warm_up).await;
+                measure_wall += w.elapsed();
+            }
             if args.kill_server_at == Some(u + 1) {
                 if let Some(dir) = &args.cluster_dir {
                     let name = kill_leader(&js, &config, dir).await;
@@ -981,6 +995,7 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
         .unwrap();
     let (progress_tx, mut progress) = watch::channel((0u64, None));
     let (killed_tx, killed) = watch::channel(None);
+    let (warm_tx, warm_rx) = watch::channel(false);
     let rss_start = rss_bytes();
     let cpu_start = cpu_seconds("/proc/self/stat");
     let t0 = Instant::now();
@@ -988,7 +1003,7 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
     let publisher = {
         let (args, config) = (Arc::clone(&args), config.clone());
         std::thread::spawn(move || {
-            run_publisher::<K>(&args, config, params, progress_tx, killed_tx)
+            run_publisher::<K>(&args, config, params, progress_tx, killed_tx, warm_rx)
         })
     };
 
@@ -1018,8 +1033,23 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
         let mut kill_seen = false;
         let mut killed_server = None;
         let (mut last_mark, mut moved) = (0u64, Instant::now());
+        // From the first frame's store until every subscriber holds it.
+        let (mut first_stored, mut warm_up_ms) = (None::<Instant>, None);
         loop {
             let (done, last) = *progress.borrow_and_update();
+            if let (None, Some(v)) = (warm_up_ms, last) {
+                let since = *first_stored.get_or_insert_with(Instant::now);
+                let all = members.iter().all(|m| {
+                    m.state
+                        .borrow()
+                        .version
+                        .is_some_and(|h| h.version() >= v.version())
+                }) && workers.as_ref().is_none_or(|w| w.all_hold(v));
+                if all {
+                    warm_up_ms = Some(since.elapsed().as_secs_f64() * 1e3);
+                    warm_tx.send_replace(true);
+                }
+            }
             if !kill_seen {
                 if let Some((at, name)) = killed.borrow().clone() {
                     kill_seen = true;
@@ -1136,9 +1166,11 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
             resyncs,
             killed_server,
             remote,
+            warm_up_ms,
         )
     });
-    let (published, equal_each, catch_up_ms, converged, resyncs, killed_server, remote) = result;
+    let (published, equal_each, catch_up_ms, converged, resyncs, killed_server, remote, warm_up_ms) =
+        result;
     let rss_end = rss_bytes();
     let resync_ms_max = resyncs
         .iter()
@@ -1220,6 +1252,7 @@ fn run<K: FleetKind>(args: Args, kind: FilterKind, params: FilterParams) {
             "full_copies": published.full_copies,
             "updates_per_s": (ups * 10.0).round() / 10.0,
             "late_joiner_catch_up_ms": catch_up_ms.map(|ms| ms.round()),
+            "warm_up_ms": warm_up_ms.map(f64::round),
             "converged_s": (converged * 100.0).round() / 100.0,
             "publisher_cpu_s": (published.cpu_seconds * 100.0).round() / 100.0,
             "publisher_thread_cpu_s": (published.thread_cpu_seconds * 100.0).round() / 100.0,

@@ -79,7 +79,13 @@
 //! likewise fetches the full frame's pieces and the updates since, a few
 //! requests at a time, before its consumer exists, and a backlog of
 //! updates is applied before it is shared once
-//! ([`NatsSubscriber::watch`]).
+//! ([`NatsSubscriber::watch`]). A piece whose request fails (a server slow
+//! under load) is asked for again, up to three times, keeping the pieces
+//! already taken; only then does the fetch start over after a backoff.
+//! A publisher told that no stream takes its subject (what a cluster
+//! without a stream leader answers) looks the stream up, to create it
+//! again if it was deleted, but waits at most a quarter of the request
+//! timeout for that before it tries the store again.
 //!
 //! # Faults
 //!

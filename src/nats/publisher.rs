@@ -164,8 +164,15 @@ impl NatsPublisher {
                     // subject gets the latest version at the next chance
                     // (copy_owed). A timeout means the stream is there
                     // without a leader, and a lookup would only wait too.
+                    // So may a stream without a leader that answers "no
+                    // stream" at once (a cluster electing one): the lookup
+                    // (an info request, then a create, each up to the
+                    // request timeout) gets a quarter of that timeout,
+                    // and the next attempt goes after it. A create cut
+                    // short still completes on the server.
                     if !matches!(e.kind(), PublishErrorKind::TimedOut) {
-                        let _ = self.ensure_stream().await;
+                        let wait = self.config.request_timeout / 4;
+                        let _ = tokio::time::timeout(wait, self.ensure_stream()).await;
                     }
                 }
             }

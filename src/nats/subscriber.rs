@@ -200,6 +200,19 @@ impl<F: SharedKind> std::fmt::Debug for NatsSubscriber<F> {
     }
 }
 
+/// How many times a piece of the full frame is asked for before the
+/// fetch gives up and is started again after a backoff.
+const PIECE_TRIES: u32 = 3;
+
+/// Whether a message-get found no message: the full-frame copy was purged
+/// (a newer one is complete).
+fn purged(e: &async_nats::jetstream::stream::RawMessageError) -> bool {
+    matches!(
+        e.kind(),
+        async_nats::jetstream::stream::RawMessageErrorKind::NoMessageFound
+    )
+}
+
 /// How many pieces of the full frame are asked for at once: a few
 /// round trips overlap, and the answers held (each at most the server's
 /// `max_payload`, as base64 in JSON) stay a few megabytes.
@@ -667,19 +680,24 @@ impl<F: SharedKind> NatsSubscriber<F> {
         let mut gets = futures_util::stream::iter(first..=last.sequence)
             .map(|seq| stream.get_first_raw_message_by_subject(subject.as_str(), seq))
             .buffered(PIPELINE);
-        while let Some(got) = gets.next().await {
+        while let Some(mut got) = gets.next().await {
+            // A request that failed (a server slow under load, a timeout)
+            // is asked again for the next message after the last one
+            // taken, which is what it would have returned, a few times
+            // before the fetch gives up: the pieces already put together
+            // are kept, not fetched all over again.
+            let mut tries = 1;
+            while tries < PIECE_TRIES && got.as_ref().is_err_and(|e| !purged(e)) {
+                tries += 1;
+                got = stream
+                    .get_first_raw_message_by_subject(subject.as_str(), at)
+                    .await;
+            }
             let m = match got {
                 Ok(m) if m.sequence < at => continue,
                 Ok(m) => m,
                 // Purged meanwhile: a newer copy is complete.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        async_nats::jetstream::stream::RawMessageErrorKind::NoMessageFound
-                    ) =>
-                {
-                    break
-                }
+                Err(e) if purged(&e) => break,
                 Err(e) => return Err(server(e)),
             };
             if m.sequence > last.sequence {
