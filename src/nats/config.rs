@@ -56,7 +56,11 @@ pub struct NatsConfig {
     /// How many times the publisher tries to store a frame (recreating the
     /// stream if it is gone) before it gives up with
     /// [`NatsError::Publish`]. 10 by default: about 20 s of timeouts with
-    /// the default request timeout, longer than a leader election.
+    /// the default request timeout, longer than a leader election. The
+    /// attempts made while a cluster elects the stream's leader (it
+    /// answers "no stream" and its lookup goes unanswered) come every
+    /// quarter of the request timeout and are not counted; they end that
+    /// many request timeouts after the first attempt.
     pub publish_attempts: u32,
     /// How many servers of a JetStream cluster keep a copy of the stream,
     /// when the publisher creates it (1 to 5; an existing stream keeps its

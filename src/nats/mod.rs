@@ -84,8 +84,9 @@
 //! already taken; only then does the fetch start over after a backoff.
 //! A publisher told that no stream takes its subject (what a cluster
 //! without a stream leader answers) looks the stream up, to create it
-//! again if it was deleted, but waits at most a quarter of the request
-//! timeout for that before it tries the store again.
+//! again if it was deleted, and waits at most a quarter of the request
+//! timeout for that; unanswered, it tries the store again every quarter
+//! of the timeout, so that it stores within that time of the election.
 //!
 //! # Faults
 //!

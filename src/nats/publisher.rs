@@ -121,6 +121,14 @@ impl NatsPublisher {
     /// is retried after a backoff, with the stream created again if it was
     /// deleted; the `Nats-Msg-Id` header of updates makes the server drop
     /// a retry of a message it did store.
+    ///
+    /// A cluster electing the stream's leader answers "no stream" at once
+    /// and leaves the stream lookup unanswered. Such attempts go every
+    /// quarter of the request timeout, so that the store follows the
+    /// election within that time, and are not counted against
+    /// [`NatsConfig::publish_attempts`]; they end at `publish_attempts`
+    /// request timeouts after the first attempt, the time the counted
+    /// attempts could take.
     async fn store(
         &mut self,
         subject: &str,
@@ -129,7 +137,13 @@ impl NatsPublisher {
     ) -> Result<u64, NatsError> {
         let payload = Bytes::copy_from_slice(frame);
         let mut backoff = Duration::ZERO;
-        let mut attempts = 0;
+        let (mut attempts, mut counted) = (0, 0);
+        let quarter = self.config.request_timeout / 4;
+        let deadline = Instant::now()
+            + self
+                .config
+                .request_timeout
+                .saturating_mul(self.config.publish_attempts.max(1));
         loop {
             attempts += 1;
             let since = Instant::now();
@@ -140,42 +154,49 @@ impl NatsPublisher {
                     .await
             }
             .await;
-            match stored {
+            let e = match stored {
                 Ok(ack) => return Ok(ack.sequence),
-                Err(e) if attempts >= self.config.publish_attempts.max(1) => {
-                    self.copy_owed = true;
-                    return Err(NatsError::Publish {
-                        subject: subject.to_owned(),
-                        attempts,
-                        source: e.into(),
-                    });
-                }
-                Err(e) => {
-                    self.copy_owed = true;
-                    self.stats.retries += 1;
-                    // Counted from the attempt's start: an acknowledgement
-                    // that timed out (a cluster electing the stream's new
-                    // leader) has waited already, and the next attempt
-                    // goes at once, so that the first publish after the
-                    // election waits at most one request timeout.
-                    backoff = self.config.next_backoff(backoff);
-                    tokio::time::sleep_until(since + backoff).await;
-                    // A deleted stream comes back empty: the full-frame
-                    // subject gets the latest version at the next chance
-                    // (copy_owed). A timeout means the stream is there
-                    // without a leader, and a lookup would only wait too.
-                    // So may a stream without a leader that answers "no
-                    // stream" at once (a cluster electing one): the lookup
-                    // (an info request, then a create, each up to the
-                    // request timeout) gets a quarter of that timeout,
-                    // and the next attempt goes after it. A create cut
-                    // short still completes on the server.
-                    if !matches!(e.kind(), PublishErrorKind::TimedOut) {
-                        let wait = self.config.request_timeout / 4;
-                        let _ = tokio::time::timeout(wait, self.ensure_stream()).await;
-                    }
-                }
+                Err(e) => e,
+            };
+            self.copy_owed = true;
+            // A timeout means the stream is there without a leader, and a
+            // lookup would only wait too. Otherwise the stream is looked
+            // up, and created again if it was deleted (it comes back
+            // empty: the full-frame subject gets the latest version at the
+            // next chance, copy_owed). The lookup (an info request, then a
+            // create, each up to the request timeout) gets a quarter of
+            // that timeout: unanswered, the stream has no leader. A create
+            // cut short still completes on the server.
+            let electing = !matches!(e.kind(), PublishErrorKind::TimedOut)
+                && !matches!(
+                    tokio::time::timeout(quarter, self.ensure_stream()).await,
+                    Ok(Ok(()))
+                );
+            let give_up = if electing {
+                Instant::now() >= deadline
+            } else {
+                counted += 1;
+                counted >= self.config.publish_attempts.max(1)
+            };
+            if give_up {
+                return Err(NatsError::Publish {
+                    subject: subject.to_owned(),
+                    attempts,
+                    source: e.into(),
+                });
             }
+            self.stats.retries += 1;
+            // Counted from the attempt's start: an acknowledgement that
+            // timed out has waited already, and the next attempt goes at
+            // once, so that the first publish after an election waits at
+            // most one request timeout.
+            let wait = if electing {
+                quarter
+            } else {
+                backoff = self.config.next_backoff(backoff);
+                backoff
+            };
+            tokio::time::sleep_until(since + wait).await;
         }
     }
 
