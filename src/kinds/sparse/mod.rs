@@ -256,29 +256,6 @@ impl EliasFano {
         })
     }
 
-    /// A writer that fills an empty list in one pass, keeping the word
-    /// being written in a register (a read-modify-write of memory per
-    /// value costs twice the whole pass): for a caller whose values are
-    /// increasing and below the universe by construction (a merge of two
-    /// such lists). [`Appender::finish`] stores the last words.
-    pub(crate) fn appender(&mut self) -> Appender<'_> {
-        Appender {
-            l: self.l,
-            mask: low_mask(self.l),
-            cap: self.cap,
-            universe: self.universe,
-            i: 0,
-            last: None,
-            ok: self.len == 0,
-            low_word: 0,
-            low_fill: 0,
-            low_at: 0,
-            high_word: 0,
-            high_at: 0,
-            list: self,
-        }
-    }
-
     /// Appends `v`, which must be above the last value and below the
     /// universe, and the list must not be full; returns false (and changes
     /// nothing) otherwise.
@@ -435,88 +412,6 @@ impl EliasFano {
             let odd = symmetric_difference(self.iter(), sorted.iter()).count() as u64;
             total.saturating_sub(odd) / 2
         }
-    }
-}
-
-/// Fills an empty [`EliasFano`] list ([`EliasFano::appender`]).
-pub(crate) struct Appender<'a> {
-    list: &'a mut EliasFano,
-    l: u32,
-    mask: u64,
-    cap: u64,
-    universe: u64,
-    i: u64,
-    last: Option<u64>,
-    ok: bool,
-    /// The low-bits word being filled, its bits so far, and its index.
-    low_word: u64,
-    low_fill: u32,
-    low_at: usize,
-    /// The upper-bits word being filled, and its index.
-    high_word: u64,
-    high_at: usize,
-}
-
-impl Appender<'_> {
-    /// Appends `v`. A value out of order, at or past the universe, or
-    /// beyond the list's length is not written and makes
-    /// [`Appender::finish`] false.
-    #[inline]
-    pub(crate) fn push(&mut self, v: u64) {
-        if !self.ok
-            || self.i >= self.cap
-            || v >= self.universe
-            || self.last.is_some_and(|last| v <= last)
-        {
-            self.ok = false;
-            return;
-        }
-        let l = self.l;
-        if l > 0 {
-            let lo = v & self.mask;
-            self.low_word |= lo << self.low_fill;
-            self.low_fill = self.low_fill.wrapping_add(l);
-            if self.low_fill >= 64 {
-                if let Some(w) = self.list.low.get_mut(self.low_at) {
-                    *w = self.low_word;
-                }
-                self.low_at = self.low_at.wrapping_add(1);
-                self.low_fill = self.low_fill.wrapping_sub(64);
-                // The bits of lo that did not fit (none when it just did).
-                self.low_word = (lo >> 1) >> (l.wrapping_sub(1).wrapping_sub(self.low_fill));
-            }
-        }
-        // Below high_bits: i < len and v < universe.
-        let at = self.i.wrapping_add(v >> l);
-        let word = (at >> 6) as usize;
-        if word != self.high_at {
-            self.flush_high();
-            self.high_at = word;
-        }
-        self.high_word |= 1 << (at & 63);
-        self.i = self.i.wrapping_add(1);
-        self.last = Some(v);
-    }
-
-    fn flush_high(&mut self) {
-        if let Some(w) = self.list.high.get_mut(self.high_at) {
-            *w = self.high_word;
-        }
-        self.high_word = 0;
-    }
-
-    /// Stores the last words and the length; whether every value was
-    /// taken.
-    pub(crate) fn finish(mut self) -> bool {
-        if self.low_fill > 0 {
-            if let Some(w) = self.list.low.get_mut(self.low_at) {
-                *w = self.low_word;
-            }
-        }
-        self.flush_high();
-        self.list.len = self.i;
-        self.list.last = self.last;
-        self.ok
     }
 }
 
@@ -875,9 +770,9 @@ pub fn apply_changes(
 ) -> Result<(SparseFilter, u64), FilterError> {
     let mut set = EliasFano::with_len(count, base.params.m)?;
     let mut digest = Digester::new(&base.params, count);
-    let mut out = set.appender();
+    let mut whole = true;
     let mut emit = |p: u64| {
-        out.push(p);
+        whole &= set.push(p);
         digest.push(p);
     };
     // Positions are below m ≤ 2^56: u64::MAX marks the changes' end.
@@ -898,7 +793,7 @@ pub fn apply_changes(
         emit(next);
         next = changes.next().unwrap_or(u64::MAX);
     }
-    let whole = out.finish() && set.len() == count;
+    let whole = whole && set.len() == count;
     set.finish();
     let result = SparseFilter {
         params: base.params,
@@ -1284,7 +1179,7 @@ mod tests {
     }
 
     #[test]
-    fn an_appender_given_a_wrong_count_yields_a_digest_that_refuses() {
+    fn a_wrong_count_yields_a_digest_that_refuses() {
         // A count below the merge's output: the list refuses the extra
         // values, and the digest returned is the list's own, not the one
         // of the values offered.
